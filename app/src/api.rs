@@ -1,0 +1,90 @@
+//! The server functions: the playground's HTTP API at stable endpoints under `/api`.
+//!
+//! They take the default form encoding (`application/x-www-form-urlencoded`) and answer JSON.
+//! Each one is thin: find the learner's sandbox, call the lab, map errors at the edge.
+
+use leptos::prelude::*;
+use leptos::server_fn::codec::JsonEncoding;
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use outbox_lab::outcome::Report;
+use serde::{Deserialize, Serialize};
+
+/// What the API answers when it cannot act: a stable code, the HTTP status it is sent with,
+/// and a sentence for the learner in their language.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    pub code: String,
+    pub status: u16,
+    pub message: String,
+}
+
+impl ApiError {
+    #[cfg(feature = "ssr")]
+    pub fn new(status: http::StatusCode, code: &str, message: String) -> Self {
+        crate::backend::errors::set_status(status);
+        ApiError {
+            code: code.to_owned(),
+            status: status.as_u16(),
+            message,
+        }
+    }
+}
+
+impl FromServerFnError for ApiError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        // Errors raised by the framework before our code runs: a request it could not read
+        // is the client's fault; anything else is ours.
+        let bad_request = matches!(
+            value,
+            ServerFnErrorErr::Args(_)
+                | ServerFnErrorErr::MissingArg(_)
+                | ServerFnErrorErr::Deserialization(_)
+                | ServerFnErrorErr::Request(_)
+        );
+        let (code, status) = if bad_request {
+            ("bad_request", 400)
+        } else {
+            ("internal", 500)
+        };
+        ApiError {
+            code: code.to_owned(),
+            status,
+            message: value.to_string(),
+        }
+    }
+}
+
+/// The learner's tables and the last action's report (what the page shows on load).
+#[server(prefix = "/api", endpoint = "current")]
+pub async fn current() -> Result<Report, ApiError> {
+    let state = crate::backend::state::AppState::get()?;
+    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
+    state
+        .lab
+        .current_report(&sandbox)
+        .await
+        .map_err(ApiError::from_lab)
+}
+
+/// The report without acting.
+#[server(prefix = "/api", endpoint = "snapshot")]
+pub async fn snapshot() -> Result<Report, ApiError> {
+    let state = crate::backend::state::AppState::get()?;
+    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
+    state
+        .lab
+        .snapshot_report(&sandbox)
+        .await
+        .map_err(ApiError::from_lab)
+}
+
+/// Puts the learner's sandbox back to the lesson's initial state.
+#[server(prefix = "/api", endpoint = "reset")]
+pub async fn reset() -> Result<Report, ApiError> {
+    let state = crate::backend::state::AppState::get()?;
+    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
+    state.lab.reset(&sandbox).await.map_err(ApiError::from_lab)
+}

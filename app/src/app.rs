@@ -1,0 +1,82 @@
+//! The application root: the HTML shell, the i18n context and the routes.
+
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, provide_meta_context};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::{SsrMode, path};
+
+use crate::i18n::*;
+use crate::pages::playground::PlaygroundPage;
+
+/// The document around the app, rendered on the server.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html>
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <link rel="icon" href="data:," />
+                <AutoReload options=options.clone() />
+                <HydrationScripts options />
+                <MetaTags />
+            </head>
+            <body>
+                <App />
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <I18nContextProvider ssr_lang_header_getter=language_source()>
+            <Stylesheet id="leptos" href="/pkg/outbox-playground.css" />
+            <HydrationMarker />
+            <Router>
+                <Routes fallback=|| view! { <p>"404"</p> }>
+                    <Route path=path!("") view=PlaygroundPage ssr=SsrMode::Async />
+                </Routes>
+            </Router>
+        </I18nContextProvider>
+    }
+}
+
+/// Tells leptos_i18n which language the server chose, instead of the browser's
+/// Accept-Language (the course is Russian unless the learner asks otherwise).
+fn language_source() -> leptos_i18n::context::UseLocalesOptions {
+    #[cfg(feature = "ssr")]
+    {
+        let chosen = crate::locale::current();
+        // A `?lang=` choice is remembered for the next visit.
+        if let Some(asked) =
+            use_context::<http::request::Parts>().and_then(|p| crate::locale::from_query(&p))
+        {
+            crate::backend::cookies::set(
+                crate::locale::LANG_PARAM,
+                crate::locale::id(asked),
+                crate::backend::cookies::ONE_YEAR,
+                false,
+            );
+        }
+        leptos_i18n::context::UseLocalesOptions::default()
+            .ssr_lang_header_getter(move || Some(crate::locale::id(chosen).to_owned()))
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        leptos_i18n::context::UseLocalesOptions::default()
+    }
+}
+
+/// Marks `<html data-hydrated>` once the WebAssembly is live (effects run only in the
+/// browser), so tests and styles can tell a hydrated page from server HTML.
+#[component]
+fn HydrationMarker() -> impl IntoView {
+    Effect::new(move |_| {
+        if let Some(root) = document().document_element() {
+            let _ = root.set_attribute("data-hydrated", "true");
+        }
+    });
+}

@@ -1,0 +1,21 @@
+//! The playground's UI: one page (and later an embed) rendered on the server and hydrated in
+//! the browser, plus the server functions it calls. Texts come from `locales/*.json` through
+//! the generated `i18n` module.
+
+pub mod api;
+pub mod app;
+mod components;
+pub mod locale;
+mod pages;
+
+#[cfg(feature = "ssr")]
+pub mod backend;
+
+include!(concat!(env!("OUT_DIR"), "/i18n/mod.rs"));
+
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(app::App);
+}

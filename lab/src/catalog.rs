@@ -1,0 +1,242 @@
+//! The catalogue: every crash point, commit fate, outcome and failure-table row, declared once.
+//!
+//! The runner executes these, the reference model predicts them, the UI lists and explains
+//! them (texts live in the locale files under the same ids) and the tests enumerate them.
+//! Adding a crash point is one variant here plus its texts.
+
+use serde::{Deserialize, Serialize};
+
+/// Declares a fieldless enum whose variants have stable string ids (used in URLs, forms,
+/// JSON and locale keys), with `ALL` in catalogue order and a strict parser.
+macro_rules! catalogue_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $id:literal ),+ $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $( $(#[$vmeta])* #[serde(rename = $id)] $variant ),+
+        }
+
+        impl $name {
+            /// Every variant, in the order the UI lists them.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The stable id used in URLs, forms, JSON and locale keys.
+            pub const fn id(self) -> &'static str {
+                match self { $($name::$variant => $id),+ }
+            }
+
+            /// Parses a stable id; anything else is `None`.
+            pub fn parse(id: &str) -> Option<Self> {
+                match id { $($id => Some($name::$variant),)+ _ => None }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.id())
+            }
+        }
+    };
+}
+
+catalogue_enum! {
+    /// Where the service process stops during the lesson's transaction.
+    pub enum CrashPoint {
+        /// No crash: the function runs to the end.
+        None = "none",
+        /// After the guarded UPDATE succeeded, before the INSERT.
+        AfterUpdate = "after_update",
+        /// After the INSERT succeeded, before COMMIT was sent.
+        AfterInsert = "after_insert",
+        /// COMMIT returned OK; the process dies before any publish.
+        AfterCommit = "after_commit",
+        /// COMMIT was sent but its reply never reached the process.
+        CommitReplyLost = "commit_reply_lost",
+    }
+}
+
+catalogue_enum! {
+    /// What the network does to a COMMIT whose reply is lost (`commit_reply_lost` only).
+    pub enum CommitFate {
+        /// COMMIT reaches PostgreSQL and is applied; only the reply is lost.
+        Applied = "applied",
+        /// COMMIT never reaches PostgreSQL; the open transaction is rolled back.
+        NotApplied = "not_applied",
+        /// The server draws one of the two; the learner finds out by reconciling.
+        Random = "random",
+    }
+}
+
+catalogue_enum! {
+    /// A stable id for what an action did: one per failure-table row and the lesson's notes.
+    pub enum OutcomeId {
+        /// COMMIT returned OK and the process lives on (no publisher runs in 8.2).
+        Committed = "committed",
+        /// The process died after the UPDATE; PostgreSQL rolled back.
+        CrashedAfterUpdate = "crashed_after_update",
+        /// The process died after the INSERT, before COMMIT; PostgreSQL rolled back.
+        CrashedBeforeCommit = "crashed_before_commit",
+        /// COMMIT returned OK, then the process died before any publish.
+        CommittedThenCrashed = "committed_then_crashed",
+        /// The guarded UPDATE changed 0 rows: not open (or missing), so no event.
+        GuardRejected = "guard_rejected",
+        /// The INSERT hit the outbox primary key (23505); the transaction rolled back.
+        InsertConflict = "insert_conflict",
+        /// PostgreSQL refused the payload as jsonb (a data exception); rolled back.
+        InvalidPayload = "invalid_payload",
+        /// The INSERT failed for another reason; rolled back.
+        InsertFailed = "insert_failed",
+        /// COMMIT was sent, no reply came: the client cannot know what happened.
+        CommitUnknown = "commit_unknown",
+        /// Reconciliation found the transaction committed.
+        ReconciledCommitted = "reconciled_committed",
+        /// Reconciliation found the transaction not committed.
+        ReconciledNotCommitted = "reconciled_not_committed",
+    }
+}
+
+catalogue_enum! {
+    /// The rows of the lesson's failure table, plus the two cases its notes discuss.
+    pub enum FailureRow {
+        /// Process dies after UPDATE, before INSERT or COMMIT.
+        CrashAfterUpdate = "crash_after_update",
+        /// INSERT returns an error, Rollback is called.
+        InsertError = "insert_error",
+        /// UPDATE and INSERT succeed, process dies before COMMIT.
+        CrashBeforeCommit = "crash_before_commit",
+        /// COMMIT returned OK, then the process dies before any Publish.
+        CommittedBeforePublish = "committed_before_publish",
+        /// The guard refuses: the ticket is not open.
+        GuardZeroRows = "guard_zero_rows",
+        /// The reply to COMMIT is lost: outcome unknown until reconciled.
+        CommitReplyLost = "commit_reply_lost",
+    }
+}
+
+catalogue_enum! {
+    /// What a report answers.
+    pub enum ActionKind {
+        Snapshot = "snapshot",
+        Reset = "reset",
+        Reopen = "reopen",
+        Attempt = "attempt",
+        Reconcile = "reconcile",
+    }
+}
+
+impl CrashPoint {
+    /// Whether the connection has to go through the fault-injecting relay.
+    pub const fn needs_relay(self) -> bool {
+        matches!(self, CrashPoint::CommitReplyLost)
+    }
+
+    /// Whether the attempt's process dies (so its connection must be killed, not reused).
+    pub const fn kills_process(self) -> bool {
+        !matches!(self, CrashPoint::None)
+    }
+}
+
+impl OutcomeId {
+    /// The failure-table row this outcome lights up, if any.
+    pub const fn failure_row(self) -> FailureRow {
+        match self {
+            OutcomeId::CrashedAfterUpdate => FailureRow::CrashAfterUpdate,
+            OutcomeId::InsertConflict | OutcomeId::InvalidPayload | OutcomeId::InsertFailed => {
+                FailureRow::InsertError
+            }
+            OutcomeId::CrashedBeforeCommit => FailureRow::CrashBeforeCommit,
+            // Without a publisher (8.3) a plain commit leaves the same tables as the lesson's
+            // fourth row: the row waits, nothing is sent.
+            OutcomeId::Committed | OutcomeId::CommittedThenCrashed => {
+                FailureRow::CommittedBeforePublish
+            }
+            OutcomeId::GuardRejected => FailureRow::GuardZeroRows,
+            OutcomeId::CommitUnknown
+            | OutcomeId::ReconciledCommitted
+            | OutcomeId::ReconciledNotCommitted => FailureRow::CommitReplyLost,
+        }
+    }
+
+    /// True when the ticket transaction is known to have committed.
+    pub const fn committed(self) -> Option<bool> {
+        match self {
+            OutcomeId::Committed
+            | OutcomeId::CommittedThenCrashed
+            | OutcomeId::ReconciledCommitted => Some(true),
+            OutcomeId::CommitUnknown => None,
+            _ => Some(false),
+        }
+    }
+}
+
+impl FailureRow {
+    /// The four rows of the lesson's own table (the rest come from its notes).
+    pub const fn from_lesson_table(self) -> bool {
+        matches!(
+            self,
+            FailureRow::CrashAfterUpdate
+                | FailureRow::InsertError
+                | FailureRow::CrashBeforeCommit
+                | FailureRow::CommittedBeforePublish
+        )
+    }
+}
+
+/// The lesson's fixed names. Changing one of these changes the lesson.
+pub mod names {
+    pub const TICKET_ID: &str = "ticket-42";
+    pub const EVENT_ID: &str = "event-ticket-900";
+    pub const STATUS_OPEN: &str = "open";
+    pub const STATUS_RESOLVED: &str = "resolved";
+    pub const KAFKA_TOPIC: &str = "tickets.status.v1";
+    /// The payload of the transition, serialised before the transaction, exactly as the lesson
+    /// writes it.
+    pub const PAYLOAD: &str = r#"{"event_id":"event-ticket-900","ticket_id":"ticket-42","from_status":"open","to_status":"resolved","changed_at":"2026-10-03T08:00:00Z"}"#;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_id_parses_back_to_its_variant() {
+        for &c in CrashPoint::ALL {
+            assert_eq!(CrashPoint::parse(c.id()), Some(c));
+        }
+        for &f in CommitFate::ALL {
+            assert_eq!(CommitFate::parse(f.id()), Some(f));
+        }
+        for &o in OutcomeId::ALL {
+            assert_eq!(OutcomeId::parse(o.id()), Some(o));
+        }
+        for &r in FailureRow::ALL {
+            assert_eq!(FailureRow::parse(r.id()), Some(r));
+        }
+    }
+
+    #[test]
+    fn unknown_ids_are_refused() {
+        assert_eq!(CrashPoint::parse("after_everything"), None);
+        assert_eq!(CrashPoint::parse("AFTER_UPDATE"), None);
+        assert_eq!(CommitFate::parse(""), None);
+    }
+
+    #[test]
+    fn serde_uses_the_stable_ids() {
+        let json = serde_json::to_string(&CrashPoint::CommitReplyLost).unwrap();
+        assert_eq!(json, "\"commit_reply_lost\"");
+    }
+
+    #[test]
+    fn every_lesson_row_is_reached_by_some_outcome() {
+        for &row in FailureRow::ALL {
+            assert!(
+                OutcomeId::ALL.iter().any(|o| o.failure_row() == row),
+                "no outcome lights {row}"
+            );
+        }
+    }
+}

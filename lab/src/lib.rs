@@ -1,0 +1,18 @@
+//! Lesson 8.2's domain: change a ticket's status and write its outbox row in one PostgreSQL
+//! transaction, and see what each crash point really leaves behind.
+//!
+//! - [`catalog`]: crash points, fates, outcomes, failure-table rows — declared once.
+//! - [`input`]: learner input, parsed into valid values.
+//! - [`model`]: the reference model, a pure prediction of every action.
+//! - [`outcome`]: the report that every action answers (shared with the browser).
+//! - [`jsonb`]: what PostgreSQL's `::jsonb` cast accepts and prints.
+//! - `pg` (feature `postgres`): the runner on a real PostgreSQL.
+
+pub mod catalog;
+pub mod input;
+pub mod jsonb;
+pub mod model;
+pub mod outcome;
+
+#[cfg(feature = "postgres")]
+pub mod pg;

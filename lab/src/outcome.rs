@@ -1,0 +1,207 @@
+//! What an action answers: the report, with the tables as PostgreSQL holds them afterwards,
+//! the SQL trace and the outcome. These types travel to the browser, so they stay plain data.
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{ActionKind, CommitFate, CrashPoint, OutcomeId};
+
+/// A row of `tickets`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TicketRow {
+    pub id: String,
+    pub status: String,
+}
+
+/// A row of `outbox`. `payload` is PostgreSQL's own text of the stored jsonb (it normalises
+/// spacing and key order), `published_at` its text or `None` for NULL.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutboxRow {
+    pub event_id: String,
+    pub aggregate_id: String,
+    pub payload: String,
+    pub published_at: Option<String>,
+}
+
+/// A record in the simulated Kafka topic.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KafkaRecord {
+    pub offset: i64,
+    pub key: String,
+    pub value: String,
+}
+
+/// An event the History projection applied.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub event_id: String,
+    pub ticket_id: String,
+    pub to_status: String,
+}
+
+/// The four tables of one sandbox, read in one consistent snapshot.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub tickets: Vec<TicketRow>,
+    pub outbox: Vec<OutboxRow>,
+    pub kafka: Vec<KafkaRecord>,
+    pub history: Vec<HistoryEntry>,
+}
+
+impl Snapshot {
+    pub fn ticket(&self, id: &str) -> Option<&TicketRow> {
+        self.tickets.iter().find(|t| t.id == id)
+    }
+
+    pub fn outbox_row(&self, event_id: &str) -> Option<&OutboxRow> {
+        self.outbox.iter().find(|r| r.event_id == event_id)
+    }
+}
+
+/// Who did a step of the trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    /// The ticket service running the lesson's function.
+    Service,
+    /// The network between the service and PostgreSQL.
+    Network,
+    /// PostgreSQL itself, observed from another session.
+    Postgres,
+    /// A support agent (the reopen action).
+    Support,
+    /// The playground's own plumbing (choosing the sandbox, resetting it): not the lesson.
+    Playground,
+}
+
+/// What a step sent or what happened at that point.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Sent {
+    /// A statement (BEGIN, COMMIT and ROLLBACK included) with its bound parameters.
+    Sql { sql: String, params: Vec<String> },
+    /// The service process died here: no ROLLBACK, no goodbye, the socket just closes.
+    ProcessCrashed,
+    /// The connection was cut between the service and PostgreSQL.
+    ConnectionCut,
+    /// PostgreSQL's backend for the dead connection has exited.
+    BackendGone { pid: i32 },
+}
+
+/// PostgreSQL's answer to a step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Answer {
+    /// The statement completed; `rows` is the affected row count where it has one.
+    Ok { rows: Option<u64> },
+    /// The statement returned values (shown as text).
+    Values { values: Vec<String> },
+    /// PostgreSQL refused the statement.
+    Error { sqlstate: String, message: String },
+    /// No answer came: the connection failed.
+    Io { message: String },
+    /// Nothing was asked, nothing answered.
+    Nothing,
+}
+
+/// The state of the ticket transaction after a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxState {
+    /// No transaction is open.
+    Idle,
+    /// A transaction is open; its changes are visible only to itself.
+    Open,
+    /// A statement failed: the transaction can only be rolled back.
+    Failed,
+    /// Committed: durable and visible to everyone.
+    Committed,
+    /// Rolled back by the client.
+    RolledBack,
+    /// The client vanished while the transaction was open; PostgreSQL rolls it back.
+    Abandoned,
+    /// The client cannot tell whether COMMIT happened.
+    Unknown,
+}
+
+/// One line of the SQL trace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceStep {
+    pub actor: Actor,
+    pub sent: Sent,
+    pub answer: Answer,
+    pub tx: TxState,
+    /// Microseconds since the action started.
+    pub at_us: u64,
+}
+
+/// The settings of one resolve attempt, echoed in its report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptSettings {
+    pub crash: CrashPoint,
+    pub commit_fate: CommitFate,
+    pub event_id: String,
+    pub payload: String,
+}
+
+/// What the reference model predicted for an action from the state before it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expected {
+    /// The outcome id (none for actions without one: reset, reopen).
+    pub outcome: Option<OutcomeId>,
+    /// The states the tables may be in afterwards: one, or two when the outcome depends on a
+    /// fate the client cannot see (a lost COMMIT reply).
+    pub states: Vec<Snapshot>,
+}
+
+/// How reconciliation decided, from the database alone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reconciliation {
+    pub event_id: String,
+    /// The transaction id captured inside the attempt (`pg_current_xact_id()`).
+    pub xid: String,
+    /// `pg_xact_status(xid)`: committed, aborted, in progress, or none when too old to know.
+    pub xact_status: Option<String>,
+    /// By the stable ids: ticket-42 is resolved and the outbox holds the event.
+    pub ticket_status: Option<String>,
+    pub outbox_row_present: bool,
+    /// The answer from the stable ids alone.
+    pub by_ids_committed: bool,
+    /// The answer from the transaction id alone (None when PostgreSQL no longer knows).
+    pub by_xid_committed: Option<bool>,
+}
+
+/// Everything an action answers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// The sandbox's schema name.
+    pub sandbox: String,
+    pub action: ActionKind,
+    pub attempt: Option<AttemptSettings>,
+    /// The tables before the action (for marking what changed).
+    pub before: Option<Snapshot>,
+    /// The tables after the action, read from PostgreSQL.
+    pub snapshot: Snapshot,
+    pub trace: Vec<TraceStep>,
+    pub outcome: Option<OutcomeId>,
+    pub expected: Option<Expected>,
+    pub matches_model: Option<bool>,
+    pub reconciliation: Option<Reconciliation>,
+}
+
+impl Report {
+    /// A report of the tables alone.
+    pub fn of_snapshot(sandbox: String, action: ActionKind, snapshot: Snapshot) -> Self {
+        Report {
+            sandbox,
+            action,
+            attempt: None,
+            before: None,
+            snapshot,
+            trace: Vec::new(),
+            outcome: None,
+            expected: None,
+            matches_model: None,
+            reconciliation: None,
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! The runner's one error type.
+//!
+//! Policy: an error here means the playground could not *run* the lesson — the database is
+//! unreachable, a sandbox vanished, a limit was hit. What the lesson's transaction itself does
+//! (a guard refusing, a primary-key conflict, a crash) is never an error: it is an outcome in
+//! the report. The web layer maps each variant to a status code and a learner-facing text.
+
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// PostgreSQL cannot be reached or is shutting down; retrying later may work.
+    #[error("PostgreSQL is unavailable: {0}")]
+    Unavailable(#[source] sqlx::Error),
+    /// PostgreSQL answered with an error the runner did not expect.
+    #[error("unexpected database error: {0}")]
+    Database(#[source] sqlx::Error),
+    /// The sandbox's schema is gone (reaped, or dropped by hand).
+    #[error("sandbox {0} no longer exists")]
+    SandboxGone(String),
+    /// The configured maximum number of sandboxes exists already.
+    #[error("the maximum number of sandboxes ({0}) is reached")]
+    SandboxLimit(u32),
+    /// A crashed attempt's backend did not exit in time, so its state cannot be shown safely.
+    #[error("backend {pid} was still alive after {waited:?}")]
+    BackendLingers { pid: i32, waited: Duration },
+    /// The fault-injecting relay could not be set up.
+    #[error("the network relay failed: {0}")]
+    Relay(#[source] std::io::Error),
+    /// The lost-COMMIT-reply fault needs a plain TCP connection to PostgreSQL.
+    #[error("a lost COMMIT reply can only be simulated over TCP without TLS")]
+    RelayUnsupported,
+    /// No attempt of this sandbox has a transaction id to reconcile.
+    #[error("no attempt awaits reconciliation")]
+    NothingToReconcile,
+    /// The database URL or the database's set-up is wrong.
+    #[error("database configuration: {0}")]
+    Config(String),
+    #[error("migrations failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl LabError {
+    /// Sorts a driver error into "unavailable" (connection-level) or "unexpected".
+    pub fn from_sqlx(err: sqlx::Error) -> Self {
+        if is_unavailable(&err) {
+            LabError::Unavailable(err)
+        } else {
+            LabError::Database(err)
+        }
+    }
+
+    /// Like [`LabError::from_sqlx`], but an undefined schema or table means the sandbox is gone.
+    pub fn in_sandbox(err: sqlx::Error, sandbox: &str) -> Self {
+        match sqlstate(&err).as_deref() {
+            Some("3F000" | "42P01") => LabError::SandboxGone(sandbox.to_owned()),
+            _ => LabError::from_sqlx(err),
+        }
+    }
+}
+
+/// The SQLSTATE of a database error, if the error came from PostgreSQL.
+pub fn sqlstate(err: &sqlx::Error) -> Option<String> {
+    match err {
+        sqlx::Error::Database(db) => db.code().map(|c| c.into_owned()),
+        _ => None,
+    }
+}
+
+/// Whether the error means the connection (not the statement) failed.
+pub fn is_connection_failure(err: &sqlx::Error) -> bool {
+    matches!(
+        err,
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::Protocol(_)
+    )
+}
+
+fn is_unavailable(err: &sqlx::Error) -> bool {
+    if is_connection_failure(err)
+        || matches!(err, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed)
+    {
+        return true;
+    }
+    // 08: connection exception; 57P01-57P03: shutdown or not yet accepting; 53300: too many
+    // connections.
+    sqlstate(err).is_some_and(|code| {
+        code.starts_with("08") || matches!(code.as_str(), "57P01" | "57P02" | "57P03" | "53300")
+    })
+}

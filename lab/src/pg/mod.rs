@@ -1,0 +1,21 @@
+//! The runner on a real PostgreSQL (feature `postgres`).
+//!
+//! - [`attempt`]: the lesson's transaction with its crash points as named stops.
+//! - [`crash`]: killing a connection without a goodbye, and proving the backend is gone.
+//! - [`wire_fault`]: a TCP relay that loses a COMMIT or its reply.
+//! - [`sandbox`], [`names`]: per-learner schemas, their registry and identifiers.
+//! - [`runner`]: [`Lab`], every learner action answered by a report.
+
+pub mod attempt;
+pub mod crash;
+pub mod database;
+pub mod error;
+pub mod names;
+pub mod runner;
+pub mod sandbox;
+pub mod trace;
+pub mod wire_fault;
+
+pub use error::LabError;
+pub use names::{SandboxToken, SchemaName};
+pub use runner::{Lab, LabConfig};

@@ -1,0 +1,650 @@
+//! The runner: every learner action on a real PostgreSQL, each answered by a [`Report`] that
+//! holds the tables as they really are afterwards, the SQL trace, and the model's prediction.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgSslMode};
+use sqlx::types::Json;
+use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
+use tokio::sync::Semaphore;
+
+use crate::catalog::{ActionKind, CommitFate, OutcomeId, names};
+use crate::input::AttemptSpec;
+use crate::model;
+use crate::outcome::{
+    Actor, Answer, AttemptSettings, Expected, Reconciliation, Report, Sent, Snapshot, TxState,
+};
+
+use super::attempt::{self, Stop};
+use super::crash;
+use super::database;
+use super::error::LabError;
+use super::names::{SandboxToken, SchemaName};
+use super::sandbox;
+use super::trace::{Tracer, done, rows};
+use super::wire_fault::{CommitFault, Relay, Upstream};
+
+/// Limits and sizes. The defaults suit one server on a small machine.
+#[derive(Clone, Debug)]
+pub struct LabConfig {
+    /// Pooled connections (snapshots, registry, attempts that do not crash).
+    pub pool_max: u32,
+    /// Attempts that crash run on a connection of their own; at most this many at once.
+    pub crash_connections: usize,
+    /// Unclaimed sandboxes kept ready.
+    pub warm_sandboxes: usize,
+    /// The most sandboxes that may exist.
+    pub max_sandboxes: u32,
+    pub statement_timeout: Duration,
+    pub lock_timeout: Duration,
+    pub idle_in_transaction_timeout: Duration,
+    /// How long a crashed backend may take to exit before the action fails.
+    pub backend_exit_timeout: Duration,
+    pub acquire_timeout: Duration,
+}
+
+impl Default for LabConfig {
+    fn default() -> Self {
+        LabConfig {
+            pool_max: 16,
+            crash_connections: 8,
+            warm_sandboxes: 4,
+            max_sandboxes: 20_000,
+            statement_timeout: Duration::from_secs(5),
+            lock_timeout: Duration::from_secs(3),
+            idle_in_transaction_timeout: Duration::from_secs(10),
+            backend_exit_timeout: Duration::from_secs(5),
+            acquire_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The last attempt's ids and settings, kept for reconciliation.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PendingAttempt {
+    pub xid: String,
+    pub settings: AttemptSettings,
+    pub before: Snapshot,
+}
+
+/// The playground's access to PostgreSQL. Cheap to clone.
+#[derive(Clone)]
+pub struct Lab {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: PgPool,
+    /// Options for an attempt's own connection (same database, same session limits).
+    connect: PgConnectOptions,
+    config: LabConfig,
+    crash_slots: Semaphore,
+    /// One action at a time per sandbox, so each report is judged against its own "before".
+    sandbox_locks: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
+}
+
+impl Lab {
+    /// Prepares the database (creates it, migrates) and opens the pool.
+    pub async fn open(database_url: &str, config: LabConfig) -> Result<Lab, LabError> {
+        let base = database::prepare(database_url).await?;
+        Ok(Self::with_options(base, config))
+    }
+
+    /// Opens the pool lazily on an already prepared database (tests use this).
+    pub fn with_options(base: PgConnectOptions, config: LabConfig) -> Lab {
+        let ms = |d: Duration| format!("{}ms", d.as_millis());
+        let connect = base
+            .options([
+                ("statement_timeout", ms(config.statement_timeout)),
+                ("lock_timeout", ms(config.lock_timeout)),
+                (
+                    "idle_in_transaction_session_timeout",
+                    ms(config.idle_in_transaction_timeout),
+                ),
+            ])
+            .application_name("outbox-playground")
+            .disable_statement_logging();
+        let pool = PgPoolOptions::new()
+            .max_connections(config.pool_max)
+            .acquire_timeout(config.acquire_timeout)
+            .connect_lazy_with(connect.clone());
+        Lab {
+            inner: Arc::new(Inner {
+                pool,
+                connect,
+                crash_slots: Semaphore::new(config.crash_connections),
+                config,
+                sandbox_locks: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.inner.pool
+    }
+
+    pub fn config(&self) -> &LabConfig {
+        &self.inner.config
+    }
+
+    /// One round trip to PostgreSQL.
+    pub async fn ping(&self) -> Result<(), LabError> {
+        sqlx::query("SELECT 1")
+            .execute(self.pool())
+            .await
+            .map_err(LabError::from_sqlx)?;
+        Ok(())
+    }
+
+    // ----- sandboxes --------------------------------------------------------------------
+
+    /// A new sandbox for a new learner.
+    pub async fn claim_sandbox(&self) -> Result<(SandboxToken, SchemaName), LabError> {
+        let claimed = sandbox::claim(self.pool(), self.inner.config.max_sandboxes).await;
+        self.refill_soon();
+        claimed
+    }
+
+    /// The learner's sandbox, if the token still has one.
+    pub async fn find_sandbox(&self, token: &SandboxToken) -> Result<Option<SchemaName>, LabError> {
+        sandbox::find(self.pool(), token).await
+    }
+
+    /// Tops the warm pool up now; returns how many sandboxes were stamped.
+    pub async fn refill_warm_pool(&self) -> Result<usize, LabError> {
+        let c = &self.inner.config;
+        sandbox::refill(self.pool(), c.warm_sandboxes, c.max_sandboxes).await
+    }
+
+    /// Drops sandboxes idle for longer than `ttl`; returns how many.
+    pub async fn reap_idle(&self, ttl: Duration) -> Result<u64, LabError> {
+        sandbox::reap(self.pool(), ttl).await
+    }
+
+    fn refill_soon(&self) {
+        if self.inner.config.warm_sandboxes == 0 {
+            return;
+        }
+        let lab = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = lab.refill_warm_pool().await {
+                tracing::warn!(error = %e, "could not top up the warm sandbox pool");
+            }
+        });
+    }
+
+    async fn lock_sandbox(&self, sandbox: &SchemaName) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut locks = self
+                .inner
+                .sandbox_locks
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            locks.retain(|_, weak| weak.strong_count() > 0);
+            match locks.get(sandbox.as_str()).and_then(Weak::upgrade) {
+                Some(lock) => lock,
+                None => {
+                    let lock = Arc::new(tokio::sync::Mutex::new(()));
+                    locks.insert(sandbox.to_string(), Arc::downgrade(&lock));
+                    lock
+                }
+            }
+        };
+        lock.lock_owned().await
+    }
+
+    // ----- reading ------------------------------------------------------------------------
+
+    /// The sandbox's tables, read in one snapshot.
+    pub async fn snapshot(&self, sandbox: &SchemaName) -> Result<Snapshot, LabError> {
+        let Json(snapshot): Json<Snapshot> = sqlx::query_scalar("SELECT lab.snapshot($1)")
+            .bind(sandbox.as_str())
+            .fetch_one(self.pool())
+            .await
+            .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?;
+        Ok(snapshot)
+    }
+
+    /// The report without acting.
+    pub async fn snapshot_report(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
+        let snapshot = self.snapshot(sandbox).await?;
+        Ok(Report::of_snapshot(
+            sandbox.to_string(),
+            ActionKind::Snapshot,
+            snapshot,
+        ))
+    }
+
+    /// The last action's report, or the tables alone if there was none.
+    pub async fn current_report(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
+        let saved: Option<Option<Json<serde_json::Value>>> =
+            sqlx::query_scalar("SELECT last_report FROM lab.sandboxes WHERE schema_name = $1")
+                .bind(sandbox.as_str())
+                .fetch_optional(self.pool())
+                .await
+                .map_err(LabError::from_sqlx)?;
+        match saved {
+            None => Err(LabError::SandboxGone(sandbox.to_string())),
+            // A report saved by an older version may not parse; then show the tables alone.
+            Some(saved) => match saved.and_then(|Json(v)| serde_json::from_value(v).ok()) {
+                Some(report) => Ok(report),
+                None => self.snapshot_report(sandbox).await,
+            },
+        }
+    }
+
+    // ----- actions ------------------------------------------------------------------------
+
+    /// Puts the sandbox back to the lesson's initial state.
+    pub async fn reset(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
+        let _guard = self.lock_sandbox(sandbox).await;
+        let before = self.snapshot(sandbox).await?;
+        let mut trace = Tracer::new();
+        const RESET: &str = "SELECT lab.reset_sandbox($1)";
+        sqlx::query(RESET)
+            .bind(sandbox.as_str())
+            .execute(self.pool())
+            .await
+            .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?;
+        trace.sql(
+            Actor::Playground,
+            RESET,
+            &[sandbox.as_str()],
+            done(),
+            TxState::Committed,
+        );
+        let expected = model::predict_state(model::initial_state());
+        self.finish(
+            sandbox,
+            ActionKind::Reset,
+            None,
+            before,
+            trace,
+            None,
+            expected,
+            Pending::Clear,
+        )
+        .await
+    }
+
+    /// "Support reopens ticket-42": a separate, committed UPDATE; outbox rows stay.
+    pub async fn reopen(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
+        const REOPEN: &str = "UPDATE tickets SET status = 'open' WHERE id = $1";
+        let _guard = self.lock_sandbox(sandbox).await;
+        let before = self.snapshot(sandbox).await?;
+        let mut trace = Tracer::new();
+        let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
+        let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
+        trace.sql(Actor::Support, "BEGIN", &[], done(), TxState::Open);
+        enter_sandbox(&mut tx, sandbox, &mut trace).await?;
+        let n = sqlx::query(REOPEN)
+            .bind(names::TICKET_ID)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?
+            .rows_affected();
+        trace.sql(
+            Actor::Support,
+            REOPEN,
+            &[names::TICKET_ID],
+            rows(n),
+            TxState::Open,
+        );
+        tx.commit().await.map_err(LabError::from_sqlx)?;
+        trace.sql(Actor::Support, "COMMIT", &[], done(), TxState::Committed);
+        drop(conn);
+        let expected = model::predict_state(model::reopened(&before));
+        self.finish(
+            sandbox,
+            ActionKind::Reopen,
+            None,
+            before,
+            trace,
+            None,
+            expected,
+            Pending::Clear,
+        )
+        .await
+    }
+
+    /// Runs the lesson's transaction with the requested crash point.
+    pub async fn attempt(
+        &self,
+        sandbox: &SchemaName,
+        spec: &AttemptSpec,
+    ) -> Result<Report, LabError> {
+        let _guard = self.lock_sandbox(sandbox).await;
+        let before = self.snapshot(sandbox).await?;
+        let expected = model::predict_attempt(&before, spec);
+        let mut trace = Tracer::new();
+        let attempted = if spec.crash.kills_process() {
+            self.attempt_on_own_connection(sandbox, spec, &mut trace)
+                .await?
+        } else {
+            let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
+            attempt::resolve_ticket(&mut conn, sandbox, spec, &mut trace).await?
+        };
+        let outcome = match attempted.stop {
+            Stop::Returned(o) | Stop::Crash(o) => o,
+            Stop::CommitUnanswered => OutcomeId::CommitUnknown,
+        };
+        let pending = PendingAttempt {
+            xid: attempted.xid,
+            settings: spec.settings(),
+            before: before.clone(),
+        };
+        self.finish(
+            sandbox,
+            ActionKind::Attempt,
+            Some(spec.settings()),
+            before,
+            trace,
+            Some(outcome),
+            expected,
+            Pending::Set(pending),
+        )
+        .await
+    }
+
+    /// An attempt whose process dies (or whose network fails) gets a connection of its own,
+    /// so killing it never touches the pool.
+    async fn attempt_on_own_connection(
+        &self,
+        sandbox: &SchemaName,
+        spec: &AttemptSpec,
+        trace: &mut Tracer,
+    ) -> Result<attempt::Attempted, LabError> {
+        let _slot = self
+            .inner
+            .crash_slots
+            .acquire()
+            .await
+            .map_err(|_| LabError::Config("the runner is shutting down".into()))?;
+        let relay = if spec.crash.needs_relay() {
+            Some(self.start_relay(spec.commit_fate).await?)
+        } else {
+            None
+        };
+        let options = match &relay {
+            Some(relay) => self
+                .inner
+                .connect
+                .clone()
+                .host("127.0.0.1")
+                .port(relay.port())
+                .ssl_mode(PgSslMode::Disable),
+            None => self.inner.connect.clone(),
+        };
+        let mut conn = PgConnection::connect_with(&options)
+            .await
+            .map_err(LabError::from_sqlx)?;
+        let attempted = attempt::resolve_ticket(&mut conn, sandbox, spec, trace).await?;
+        match attempted.stop {
+            Stop::Returned(_) => {
+                // The function returned before its crash point: the process lives on.
+                conn.close().await.map_err(LabError::from_sqlx)?;
+            }
+            Stop::Crash(_) => {
+                let tx = trace_tx_after_crash(trace);
+                crash::kill(conn).await;
+                trace.push(Actor::Service, Sent::ProcessCrashed, Answer::Nothing, tx);
+                self.observe_backend_exit(attempted.backend_pid, tx, trace)
+                    .await?;
+            }
+            Stop::CommitUnanswered => {
+                drop(conn);
+                if let Some(relay) = relay {
+                    let seen = relay
+                        .finish(self.inner.config.backend_exit_timeout)
+                        .await
+                        .map_err(LabError::Relay)?;
+                    tracing::debug!(?seen, "relay finished");
+                }
+                trace.push(
+                    Actor::Network,
+                    Sent::ConnectionCut,
+                    Answer::Nothing,
+                    TxState::Unknown,
+                );
+                // The client still does not know; the trace must not tell either.
+                self.observe_backend_exit(attempted.backend_pid, TxState::Unknown, trace)
+                    .await?;
+            }
+        }
+        Ok(attempted)
+    }
+
+    async fn start_relay(&self, fate: CommitFate) -> Result<Relay, LabError> {
+        let c = &self.inner.connect;
+        if c.get_socket().is_some()
+            || matches!(
+                c.get_ssl_mode(),
+                PgSslMode::Require | PgSslMode::VerifyCa | PgSslMode::VerifyFull
+            )
+        {
+            return Err(LabError::RelayUnsupported);
+        }
+        let fault = match fate {
+            CommitFate::Applied => CommitFault::DropReply,
+            CommitFate::NotApplied => CommitFault::DropCommit,
+            CommitFate::Random if rand::random::<bool>() => CommitFault::DropReply,
+            CommitFate::Random => CommitFault::DropCommit,
+        };
+        let upstream = Upstream {
+            host: c.get_host().to_owned(),
+            port: c.get_port(),
+        };
+        Relay::start(upstream, fault).await.map_err(LabError::Relay)
+    }
+
+    /// Waits until PostgreSQL's backend of a dead connection exits, and records it.
+    async fn observe_backend_exit(
+        &self,
+        pid: i32,
+        tx_before: TxState,
+        trace: &mut Tracer,
+    ) -> Result<(), LabError> {
+        crash::wait_until_gone(self.pool(), pid, self.inner.config.backend_exit_timeout).await?;
+        let tx = match tx_before {
+            TxState::Abandoned => TxState::RolledBack,
+            other => other,
+        };
+        trace.push(
+            Actor::Postgres,
+            Sent::BackendGone { pid },
+            Answer::Nothing,
+            tx,
+        );
+        Ok(())
+    }
+
+    /// Decides an unknown outcome from the database alone: by the stable ids, and by the
+    /// transaction id the attempt noted.
+    pub async fn reconcile(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
+        const TICKET_STATUS: &str = "SELECT status FROM tickets WHERE id = $1";
+        const OUTBOX_ROW: &str = "SELECT count(*) FROM outbox WHERE event_id = $1";
+        const XACT_STATUS: &str = "SELECT pg_xact_status($1::xid8)";
+        let _guard = self.lock_sandbox(sandbox).await;
+        let pending: Option<Option<Json<PendingAttempt>>> =
+            sqlx::query_scalar("SELECT pending FROM lab.sandboxes WHERE schema_name = $1")
+                .bind(sandbox.as_str())
+                .fetch_optional(self.pool())
+                .await
+                .map_err(LabError::from_sqlx)?;
+        let Json(pending) = pending.flatten().ok_or(LabError::NothingToReconcile)?;
+        let before = self.snapshot(sandbox).await?;
+        let event_id = pending.settings.event_id.as_str();
+
+        let mut trace = Tracer::new();
+        let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
+        let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
+        trace.sql(Actor::Service, "BEGIN", &[], done(), TxState::Open);
+        enter_sandbox(&mut tx, sandbox, &mut trace).await?;
+        let status: Option<String> = sqlx::query_scalar(TICKET_STATUS)
+            .bind(names::TICKET_ID)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?;
+        let values = status.iter().cloned().collect();
+        trace.sql(
+            Actor::Service,
+            TICKET_STATUS,
+            &[names::TICKET_ID],
+            Answer::Values { values },
+            TxState::Open,
+        );
+        let count: i64 = sqlx::query_scalar(OUTBOX_ROW)
+            .bind(event_id)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?;
+        let values = vec![count.to_string()];
+        trace.sql(
+            Actor::Service,
+            OUTBOX_ROW,
+            &[event_id],
+            Answer::Values { values },
+            TxState::Open,
+        );
+        let xact_status: Option<String> = sqlx::query_scalar(XACT_STATUS)
+            .bind(pending.xid.as_str())
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(LabError::from_sqlx)?;
+        let values = vec![xact_status.clone().unwrap_or_else(|| "NULL".into())];
+        trace.sql(
+            Actor::Service,
+            XACT_STATUS,
+            &[pending.xid.as_str()],
+            Answer::Values { values },
+            TxState::Open,
+        );
+        tx.commit().await.map_err(LabError::from_sqlx)?;
+        trace.sql(Actor::Service, "COMMIT", &[], done(), TxState::Committed);
+        drop(conn);
+
+        let by_ids_committed = status.as_deref() == Some(names::STATUS_RESOLVED) && count == 1;
+        let by_xid_committed = match xact_status.as_deref() {
+            Some("committed") => Some(true),
+            Some("aborted") => Some(false),
+            _ => None,
+        };
+        // The transaction id is PostgreSQL's own record; the ids are the fallback when it is
+        // too old to be known.
+        let committed = by_xid_committed.unwrap_or(by_ids_committed);
+        let outcome = if committed {
+            OutcomeId::ReconciledCommitted
+        } else {
+            OutcomeId::ReconciledNotCommitted
+        };
+        let reconciliation = Reconciliation {
+            event_id: event_id.to_owned(),
+            xid: pending.xid.clone(),
+            xact_status,
+            ticket_status: status,
+            outbox_row_present: count > 0,
+            by_ids_committed,
+            by_xid_committed,
+        };
+        // The model judges the tables against what the attempt leaves from the state before
+        // it; only a lost COMMIT reply's fate comes from PostgreSQL's answer.
+        let spec = AttemptSpec::from_settings(&pending.settings)
+            .map_err(|e| LabError::Config(format!("the stored attempt is no longer valid: {e}")))?;
+        let expected = model::predict_reconcile(&pending.before, &spec, committed);
+        let mut report = self
+            .finish(
+                sandbox,
+                ActionKind::Reconcile,
+                Some(pending.settings.clone()),
+                before,
+                trace,
+                Some(outcome),
+                expected,
+                Pending::Keep,
+            )
+            .await?;
+        report.reconciliation = Some(reconciliation);
+        sandbox::save_report(self.pool(), sandbox, &report, None, true).await?;
+        Ok(report)
+    }
+
+    /// Reads the tables after an action, judges them against the model, and keeps the report.
+    #[allow(clippy::too_many_arguments)]
+    async fn finish(
+        &self,
+        sandbox: &SchemaName,
+        action: ActionKind,
+        attempt: Option<AttemptSettings>,
+        before: Snapshot,
+        trace: Tracer,
+        outcome: Option<OutcomeId>,
+        expected: Expected,
+        pending: Pending,
+    ) -> Result<Report, LabError> {
+        let snapshot = self.snapshot(sandbox).await?;
+        let matches_model = model::matches(&expected, outcome, &snapshot);
+        if !matches_model {
+            tracing::warn!(%sandbox, ?outcome, ?expected, ?snapshot, "the real outcome differs from the model");
+        }
+        let report = Report {
+            sandbox: sandbox.to_string(),
+            action,
+            attempt,
+            before: Some(before),
+            snapshot,
+            trace: trace.into_steps(),
+            outcome,
+            expected: Some(expected),
+            matches_model: Some(matches_model),
+            reconciliation: None,
+        };
+        let (pending, keep) = match &pending {
+            Pending::Set(p) => (Some(p), false),
+            Pending::Clear => (None, false),
+            Pending::Keep => (None, true),
+        };
+        if action != ActionKind::Reconcile {
+            sandbox::save_report(self.pool(), sandbox, &report, pending, keep).await?;
+        }
+        Ok(report)
+    }
+}
+
+enum Pending {
+    Set(PendingAttempt),
+    Clear,
+    Keep,
+}
+
+/// What the transaction was doing when the process died: open, or already committed.
+fn trace_tx_after_crash(trace: &Tracer) -> TxState {
+    match trace.last_tx() {
+        Some(TxState::Committed) | Some(TxState::Idle) => TxState::Idle,
+        _ => TxState::Abandoned,
+    }
+}
+
+/// The playground's plumbing at the start of a transaction: the sandbox on the search_path.
+async fn enter_sandbox(
+    conn: &mut PgConnection,
+    sandbox: &SchemaName,
+    trace: &mut Tracer,
+) -> Result<(), LabError> {
+    const ENTER: &str = "SELECT set_config('search_path', $1, true)";
+    sqlx::query(ENTER)
+        .bind(sandbox.as_str())
+        .execute(&mut *conn)
+        .await
+        .map_err(LabError::from_sqlx)?;
+    trace.sql(
+        Actor::Playground,
+        ENTER,
+        &[sandbox.as_str()],
+        done(),
+        TxState::Open,
+    );
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! Learner sandboxes: claim one from the warm pool, find one by token, keep the pool topped
+//! up, and reap idle ones. All coordination goes through PostgreSQL (SKIP LOCKED, advisory
+//! locks), so any number of server processes can share one database.
+
+use sqlx::PgPool;
+use sqlx::types::Json;
+
+use crate::outcome::Report;
+
+use super::error::LabError;
+use super::names::{SandboxToken, SchemaName};
+
+/// The advisory lock key that lets one process at a time top up the warm pool.
+const REFILL_LOCK: i64 = 0x6f75_7462_6f78_0001;
+
+/// Hands a sandbox to a new learner: a warm one if any, else one stamped now.
+pub async fn claim(
+    pool: &PgPool,
+    max_sandboxes: u32,
+) -> Result<(SandboxToken, SchemaName), LabError> {
+    let token = SandboxToken::generate();
+    let warm: Option<String> =
+        sqlx::query_scalar("SELECT lab.claim_sandbox(sha256(decode($1, 'hex')))")
+            .bind(token.as_str())
+            .fetch_one(pool)
+            .await
+            .map_err(LabError::from_sqlx)?;
+    if let Some(name) = warm.as_deref().and_then(SchemaName::parse) {
+        return Ok((token, name));
+    }
+    ensure_room(pool, max_sandboxes).await?;
+    // Stamp and claim in one transaction: nobody else can see (and claim) it in between.
+    let name = SchemaName::generate();
+    let mut tx = pool.begin().await.map_err(LabError::from_sqlx)?;
+    sqlx::query("SELECT lab.stamp_sandbox($1)")
+        .bind(name.as_str())
+        .execute(&mut *tx)
+        .await
+        .map_err(LabError::from_sqlx)?;
+    sqlx::query(
+        "UPDATE lab.sandboxes SET token_hash = sha256(decode($2, 'hex')), claimed_at = now(), \
+         last_used_at = now() WHERE schema_name = $1",
+    )
+    .bind(name.as_str())
+    .bind(token.as_str())
+    .execute(&mut *tx)
+    .await
+    .map_err(LabError::from_sqlx)?;
+    tx.commit().await.map_err(LabError::from_sqlx)?;
+    Ok((token, name))
+}
+
+/// The learner's sandbox, if the token belongs to one.
+pub async fn find(pool: &PgPool, token: &SandboxToken) -> Result<Option<SchemaName>, LabError> {
+    let found: Option<String> =
+        sqlx::query_scalar("SELECT lab.touch_sandbox(sha256(decode($1, 'hex')))")
+            .bind(token.as_str())
+            .fetch_one(pool)
+            .await
+            .map_err(LabError::from_sqlx)?;
+    Ok(found.as_deref().and_then(SchemaName::parse))
+}
+
+async fn ensure_room(pool: &PgPool, max_sandboxes: u32) -> Result<(), LabError> {
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM lab.sandboxes")
+        .fetch_one(pool)
+        .await
+        .map_err(LabError::from_sqlx)?;
+    if count >= i64::from(max_sandboxes) {
+        return Err(LabError::SandboxLimit(max_sandboxes));
+    }
+    Ok(())
+}
+
+/// Stamps warm sandboxes until `target` wait unclaimed (or the maximum is reached).
+/// Returns how many it made. Only one process refills at a time.
+pub async fn refill(pool: &PgPool, target: usize, max_sandboxes: u32) -> Result<usize, LabError> {
+    let mut made = 0;
+    loop {
+        let mut tx = pool.begin().await.map_err(LabError::from_sqlx)?;
+        let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
+            .bind(REFILL_LOCK)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(LabError::from_sqlx)?;
+        if !locked {
+            return Ok(made);
+        }
+        let (warm, total): (i64, i64) = sqlx::query_as(
+            "SELECT count(*) FILTER (WHERE token_hash IS NULL), count(*) FROM lab.sandboxes",
+        )
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(LabError::from_sqlx)?;
+        if warm >= target as i64 || total >= i64::from(max_sandboxes) {
+            return Ok(made);
+        }
+        sqlx::query("SELECT lab.stamp_sandbox($1)")
+            .bind(SchemaName::generate().as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(LabError::from_sqlx)?;
+        tx.commit().await.map_err(LabError::from_sqlx)?;
+        made += 1;
+    }
+}
+
+/// Drops sandboxes unused for longer than `ttl`, a batch at a time; returns how many.
+pub async fn reap(pool: &PgPool, ttl: std::time::Duration) -> Result<u64, LabError> {
+    const BATCH: i32 = 20;
+    let mut total = 0u64;
+    loop {
+        let n: i32 = sqlx::query_scalar("SELECT lab.reap_sandboxes(make_interval(secs => $1), $2)")
+            .bind(ttl.as_secs_f64())
+            .bind(BATCH)
+            .fetch_one(pool)
+            .await
+            .map_err(LabError::from_sqlx)?;
+        total += n as u64;
+        if n < BATCH {
+            return Ok(total);
+        }
+    }
+}
+
+/// Keeps an action's report (and the attempt to reconcile) with the sandbox.
+pub async fn save_report(
+    pool: &PgPool,
+    sandbox: &SchemaName,
+    report: &Report,
+    pending: Option<&super::runner::PendingAttempt>,
+    keep_pending: bool,
+) -> Result<(), LabError> {
+    sqlx::query("SELECT lab.save_report($1, $2, $3, $4)")
+        .bind(sandbox.as_str())
+        .bind(Json(report))
+        .bind(pending.map(Json))
+        .bind(keep_pending)
+        .execute(pool)
+        .await
+        .map_err(LabError::from_sqlx)?;
+    Ok(())
+}

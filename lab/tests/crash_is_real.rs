@@ -1,0 +1,128 @@
+//! A crash is a crash: the backend is gone, nothing is left idle in a transaction, the row is
+//! not locked, and many crashes leave PostgreSQL as they found it.
+
+mod common;
+
+use common::*;
+use outbox_lab::catalog::{CommitFate, CrashPoint};
+use outbox_lab::outcome::Sent;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{Connection, PgConnection};
+
+async fn sessions_idle_in_transaction(conn: &mut PgConnection) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity \
+         WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
+    )
+    .fetch_one(conn)
+    .await
+    .unwrap()
+}
+
+async fn backends_of_this_database(conn: &mut PgConnection) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .fetch_one(conn)
+    .await
+    .unwrap()
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn a_crash_mid_transaction_leaves_no_backend_no_open_transaction_and_no_lock(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let (lab, sb) = lab_with_sandbox(opts.clone()).await;
+    let mut observer = PgConnection::connect_with(&opts).await.unwrap();
+    for crash in [CrashPoint::AfterUpdate, CrashPoint::AfterInsert] {
+        let r = lab.attempt(&sb, &attempt(crash)).await.unwrap();
+        let pid = r
+            .trace
+            .iter()
+            .find_map(|s| match s.sent {
+                Sent::BackendGone { pid } => Some(pid),
+                _ => None,
+            })
+            .expect("the trace names the dead backend");
+        let alive: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)")
+                .bind(pid)
+                .fetch_one(&mut observer)
+                .await
+                .unwrap();
+        assert!(!alive, "{crash}: backend {pid} is gone");
+        assert_eq!(
+            sessions_idle_in_transaction(&mut observer).await,
+            0,
+            "{crash}"
+        );
+        // NOWAIT fails at once with 55P03 if anyone still holds the row.
+        let mut tx = observer.begin().await.unwrap();
+        let locked = sqlx::query(&format!(
+            "SELECT status FROM {sb}.tickets WHERE id = 'ticket-42' FOR UPDATE NOWAIT"
+        ))
+        .fetch_one(&mut *tx)
+        .await;
+        assert!(
+            locked.is_ok(),
+            "{crash}: ticket-42 is not locked: {locked:?}"
+        );
+        tx.rollback().await.unwrap();
+    }
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn two_hundred_crashes_leave_the_pool_and_postgresql_as_they_were(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let (lab, sb) = lab_with_sandbox(opts.clone()).await;
+    let mut observer = PgConnection::connect_with(&opts).await.unwrap();
+    // Warm the pool first so that "as they were" compares like with like.
+    lab.attempt(&sb, &attempt(CrashPoint::AfterUpdate))
+        .await
+        .unwrap();
+    lab.reset(&sb).await.unwrap();
+    let backends_before = backends_of_this_database(&mut observer).await;
+
+    let crashes = [
+        attempt(CrashPoint::AfterUpdate),
+        attempt(CrashPoint::AfterInsert),
+        lost_reply(CommitFate::NotApplied),
+        lost_reply(CommitFate::Applied),
+    ];
+    for i in 0..200 {
+        let spec = &crashes[i % crashes.len()];
+        lab.attempt(&sb, spec).await.unwrap();
+        if spec.commit_fate == CommitFate::Applied {
+            lab.reset(&sb).await.unwrap();
+        }
+    }
+
+    assert!(lab.pool().size() <= lab.config().pool_max);
+    // Connections return to the pool in the background (sqlx pings them first).
+    let pool = lab.pool().clone();
+    let all_back = eventually(std::time::Duration::from_secs(5), || {
+        let pool = pool.clone();
+        async move { pool.num_idle() == pool.size() as usize }
+    })
+    .await;
+    assert!(all_back, "every pooled connection is back in the pool");
+    let backends_after = backends_of_this_database(&mut observer).await;
+    assert_eq!(
+        backends_after,
+        i64::from(lab.pool().size()),
+        "no connection outlives its attempt (before: {backends_before})"
+    );
+    assert_eq!(sessions_idle_in_transaction(&mut observer).await, 0);
+    let locks: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
+         WHERE a.datname = current_database() AND l.locktype IN ('relation', 'tuple', 'transactionid') \
+         AND a.pid <> pg_backend_pid()",
+    )
+    .fetch_one(&mut observer)
+    .await
+    .unwrap();
+    assert_eq!(locks, 0, "no locks are held");
+}

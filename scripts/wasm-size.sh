@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Prints the release WASM's size raw, gzip -9 and brotli (q11); fails above the gzip budget.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WASM="${1:-target/site/pkg/outbox-playground.wasm}"
+BUDGET_GZIP_KB="${WASM_BUDGET_GZIP_KB:-300}"
+[ -f "$WASM" ] || { echo "no $WASM: build the release site first" >&2; exit 1; }
+# Node's zlib has both codecs; no extra tool needed.
+node - "$WASM" "$BUDGET_GZIP_KB" <<'JS'
+const zlib = require("zlib");
+const fs = require("fs");
+const [file, budgetKb] = process.argv.slice(2);
+const raw = fs.readFileSync(file);
+const gz = zlib.gzipSync(raw, { level: 9 }).length;
+const br = zlib.brotliCompressSync(raw, {
+  params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 },
+}).length;
+const kb = (n) => (n / 1024).toFixed(1) + " KB";
+console.log(`WASM size: raw ${kb(raw.length)}, gzip -9 ${kb(gz)}, brotli ${kb(br)} (budget ${budgetKb} KB gzip)`);
+if (gz > Number(budgetKb) * 1024) {
+  console.error("the WASM is over its gzip budget");
+  process.exit(1);
+}
+JS

@@ -1,0 +1,59 @@
+//! Configuration from the environment. Every setting has a default that suits local use.
+
+use std::time::Duration;
+
+use outbox_lab::pg::LabConfig;
+
+/// Settings read at start-up.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `DATABASE_URL`: the database to use (created if missing).
+    pub database_url: String,
+    pub lab: LabConfig,
+    /// `PLAYGROUND_SANDBOX_TTL_SECS`: a sandbox unused for this long is dropped.
+    pub sandbox_ttl: Duration,
+    /// How often the reaper looks for idle sandboxes.
+    pub reap_every: Duration,
+}
+
+/// A setting that is present but unusable.
+#[derive(Debug, thiserror::Error)]
+#[error("{name} must be {expected}, got {value:?}")]
+pub struct ConfigError {
+    name: &'static str,
+    expected: &'static str,
+    value: String,
+}
+
+pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/outbox_playground";
+
+impl Config {
+    pub fn from_env() -> Result<Config, ConfigError> {
+        let defaults = LabConfig::default();
+        let lab = LabConfig {
+            pool_max: number("PLAYGROUND_POOL_MAX", defaults.pool_max)?,
+            crash_connections: number("PLAYGROUND_CRASH_CONNECTIONS", defaults.crash_connections)?,
+            warm_sandboxes: number("PLAYGROUND_WARM_SANDBOXES", defaults.warm_sandboxes)?,
+            max_sandboxes: number("PLAYGROUND_MAX_SANDBOXES", defaults.max_sandboxes)?,
+            ..defaults
+        };
+        Ok(Config {
+            database_url: std::env::var("DATABASE_URL")
+                .unwrap_or_else(|_| DEFAULT_DATABASE_URL.to_owned()),
+            lab,
+            sandbox_ttl: Duration::from_secs(number("PLAYGROUND_SANDBOX_TTL_SECS", 24 * 3600)?),
+            reap_every: Duration::from_secs(60),
+        })
+    }
+}
+
+fn number<T: std::str::FromStr>(name: &'static str, default: T) -> Result<T, ConfigError> {
+    match std::env::var(name) {
+        Err(_) => Ok(default),
+        Ok(value) => value.trim().parse().map_err(|_| ConfigError {
+            name,
+            expected: "a whole number",
+            value,
+        }),
+    }
+}

@@ -1,0 +1,75 @@
+//! The router: the page, the server functions under `/api`, `/healthz`, static files.
+
+use std::time::Duration;
+
+use app::app::{App, shell};
+use app::backend::state::AppState;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{FromRef, State};
+use axum::http::{Request, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use leptos::prelude::*;
+use leptos_axum::{LeptosRoutes, generate_route_list, handle_server_fns_with_context};
+use tower_http::compression::CompressionLayer;
+
+/// Everything a handler may need.
+#[derive(Clone)]
+pub struct ServerState {
+    pub leptos: LeptosOptions,
+    pub app: AppState,
+}
+
+impl FromRef<ServerState> for LeptosOptions {
+    fn from_ref(state: &ServerState) -> Self {
+        state.leptos.clone()
+    }
+}
+
+pub fn router(state: ServerState) -> Router {
+    let routes = generate_route_list(App);
+    let app_state = state.app.clone();
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/api/{*fn_name}", post(server_fn))
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            move || provide_context(app_state.clone()),
+            {
+                let options = state.leptos.clone();
+                move || shell(options.clone())
+            },
+        )
+        .fallback(leptos_axum::file_and_error_handler::<ServerState, _>(shell))
+        .layer(CompressionLayer::new())
+        .with_state(state)
+}
+
+async fn server_fn(State(state): State<ServerState>, request: Request<Body>) -> impl IntoResponse {
+    handle_server_fns_with_context(move || provide_context(state.app.clone()), request).await
+}
+
+/// 200 when PostgreSQL answers within a second, 503 otherwise.
+async fn healthz(State(state): State<ServerState>) -> impl IntoResponse {
+    let ping = tokio::time::timeout(Duration::from_secs(1), state.app.lab.ping()).await;
+    match ping {
+        Ok(Ok(())) => (
+            StatusCode::OK,
+            axum::Json(serde_json::json!({"status": "ok"})),
+        ),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "health check: database unavailable");
+            unavailable()
+        }
+        Err(_) => unavailable(),
+    }
+}
+
+fn unavailable() -> (StatusCode, axum::Json<serde_json::Value>) {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        axum::Json(serde_json::json!({"status": "database unavailable"})),
+    )
+}
