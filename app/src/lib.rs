@@ -2,6 +2,9 @@
 //! the browser, plus the server functions it calls. Texts come from `locales/*.json` through
 //! the generated `i18n` module.
 
+// Leptos' typed views nest deeply; the default limit is too small for the page.
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod app;
 mod components;

@@ -1,5 +1,8 @@
 //! The playground's HTTP server: configuration, routes, background upkeep.
 
+// Leptos' typed views nest deeply; the default limit is too small for the page.
+#![recursion_limit = "256"]
+
 pub mod config;
 pub mod routes;
 pub mod upkeep;

@@ -1,5 +1,7 @@
 //! Starts the playground: configuration, database, routes, upkeep, graceful shutdown.
 
+#![recursion_limit = "256"]
+
 use anyhow::Context;
 use app::backend::state::AppState;
 use leptos::prelude::get_configuration;
