@@ -41,7 +41,8 @@ log "hadolint Dockerfile"
 
 ensure_postgres outbox_playground
 log "Rust tests against PostgreSQL"
-cargo test --workspace
+# #[sqlx::test] creates a fresh database per test through the server's maintenance database.
+DATABASE_URL="$PG_SERVER_URL/postgres" cargo test --workspace
 
 log "building the release site"
 cargo leptos build --release

@@ -88,3 +88,49 @@ pub async fn reset() -> Result<Report, ApiError> {
     let sandbox = crate::backend::session::learner_sandbox(&state).await?;
     state.lab.reset(&sandbox).await.map_err(ApiError::from_lab)
 }
+
+/// "Support reopens ticket-42": a separate, committed UPDATE; outbox rows stay.
+#[server(prefix = "/api", endpoint = "reopen")]
+pub async fn reopen() -> Result<Report, ApiError> {
+    let state = crate::backend::state::AppState::get()?;
+    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
+    state.lab.reopen(&sandbox).await.map_err(ApiError::from_lab)
+}
+
+/// The lesson's transaction on ticket-42. Absent fields take the lesson's values:
+/// `crash` none, `commit_fate` random, `event_id` event-ticket-900, `payload` the lesson's JSON.
+#[server(prefix = "/api", endpoint = "attempt")]
+pub async fn attempt(
+    crash: Option<String>,
+    commit_fate: Option<String>,
+    event_id: Option<String>,
+    payload: Option<String>,
+) -> Result<Report, ApiError> {
+    let spec = outbox_lab::input::AttemptSpec::from_fields(
+        crash.as_deref(),
+        commit_fate.as_deref(),
+        event_id.as_deref(),
+        payload.as_deref(),
+    )
+    .map_err(ApiError::from_input)?;
+    let state = crate::backend::state::AppState::get()?;
+    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
+    state
+        .lab
+        .attempt(&sandbox, &spec)
+        .await
+        .map_err(ApiError::from_lab)
+}
+
+/// Decides the last attempt's outcome from the database alone: by the stable ids and by the
+/// transaction id noted inside the attempt.
+#[server(prefix = "/api", endpoint = "reconcile")]
+pub async fn reconcile() -> Result<Report, ApiError> {
+    let state = crate::backend::state::AppState::get()?;
+    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
+    state
+        .lab
+        .reconcile(&sandbox)
+        .await
+        .map_err(ApiError::from_lab)
+}

@@ -10,6 +10,7 @@ pub mod app;
 mod components;
 pub mod locale;
 mod pages;
+mod texts;
 
 #[cfg(feature = "ssr")]
 pub mod backend;

@@ -33,9 +33,14 @@ mod server {
     use super::*;
     use http::request::Parts;
 
-    /// The language asked for by this request: `?lang=`, then the cookie, then Russian.
+    /// The language asked for by this request: `?lang=`; for an API call, the `?lang=` of
+    /// the page that made it (its Referer); then the cookie; then Russian.
     pub fn of_request(parts: &Parts) -> Locale {
         from_query(parts)
+            .or_else(|| {
+                let referer = parts.headers.get(http::header::REFERER)?.to_str().ok()?;
+                lang_in_query(referer.split_once('?')?.1)
+            })
             .or_else(|| {
                 crate::backend::cookies::get(&parts.headers, LANG_PARAM).and_then(|v| parse(&v))
             })
@@ -44,12 +49,15 @@ mod server {
 
     /// The language named in the URL's query, if any.
     pub fn from_query(parts: &Parts) -> Option<Locale> {
-        parts.uri.query().and_then(|q| {
-            q.split('&')
-                .filter_map(|pair| pair.split_once('='))
-                .find(|(k, _)| *k == LANG_PARAM)
-                .and_then(|(_, v)| parse(v))
-        })
+        parts.uri.query().and_then(lang_in_query)
+    }
+
+    fn lang_in_query(query: &str) -> Option<Locale> {
+        query
+            .split('&')
+            .filter_map(|pair| pair.split_once('='))
+            .find(|(k, _)| *k == LANG_PARAM)
+            .and_then(|(_, v)| parse(v))
     }
 
     /// The language of the request being served (Russian outside a request).

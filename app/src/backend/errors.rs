@@ -1,31 +1,76 @@
-//! Lab errors as the learner sees them: a status code and a sentence in their language.
-//! Details stay in the server log.
+//! Errors as the learner sees them: a status code, a stable code and a sentence in their
+//! language. Details of server-side failures stay in the server log.
 
 use http::StatusCode;
 use leptos_i18n::td_string;
+use outbox_lab::input::InputError;
 use outbox_lab::pg::LabError;
 
 use crate::api::ApiError;
 
 impl ApiError {
     pub fn from_lab(err: LabError) -> Self {
-        let locale = crate::locale::current();
-        let (status, code, message): (StatusCode, &str, String) = match &err {
+        let l = crate::locale::current();
+        let (status, code, message): (StatusCode, &str, &str) = match &err {
             LabError::Unavailable(_) | LabError::BackendLingers { .. } => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
-                td_string!(locale, error_unavailable).to_owned(),
+                td_string!(l, errors.unavailable),
             ),
-            other => (
+            LabError::SandboxGone(_) => (
+                StatusCode::GONE,
+                "sandbox_gone",
+                td_string!(l, errors.sandbox_gone),
+            ),
+            LabError::SandboxLimit(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "sandbox_limit",
+                td_string!(l, errors.sandbox_limit),
+            ),
+            LabError::NothingToReconcile => (
+                StatusCode::CONFLICT,
+                "nothing_to_reconcile",
+                td_string!(l, errors.nothing_to_reconcile),
+            ),
+            LabError::RelayUnsupported => (
+                StatusCode::NOT_IMPLEMENTED,
+                "relay_unsupported",
+                td_string!(l, errors.relay_unsupported),
+            ),
+            LabError::Database(_)
+            | LabError::Relay(_)
+            | LabError::Config(_)
+            | LabError::Migrate(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",
-                td_string!(locale, error_generic, message = other.to_string()).to_string(),
+                td_string!(l, errors.internal),
             ),
         };
         if status.is_server_error() {
-            tracing::error!(error = %err, "action failed");
+            tracing::error!(error = %err, code, "action failed");
+        } else {
+            tracing::info!(error = %err, code, "action refused");
         }
-        ApiError::new(status, code, message)
+        ApiError::new(status, code, message.to_owned())
+    }
+
+    pub fn from_input(err: InputError) -> Self {
+        let l = crate::locale::current();
+        let message = match &err {
+            InputError::UnknownCrashPoint(v) => {
+                td_string!(l, errors.unknown_crash_point, value = v).to_string()
+            }
+            InputError::UnknownCommitFate(v) => {
+                td_string!(l, errors.unknown_commit_fate, value = v).to_string()
+            }
+            InputError::EmptyEventId => td_string!(l, errors.empty_event_id).to_owned(),
+            InputError::EventIdTooLong => td_string!(l, errors.event_id_too_long).to_owned(),
+            InputError::EventIdControlChar => {
+                td_string!(l, errors.event_id_control_char).to_owned()
+            }
+            InputError::PayloadTooLong => td_string!(l, errors.payload_too_long).to_owned(),
+        };
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, err.code(), message)
     }
 }
 

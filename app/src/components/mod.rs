@@ -1,2 +1,9 @@
+//! One file per panel of the page.
+
+pub mod controls;
+pub mod failure_table;
+pub mod guarantee;
 pub mod header;
+pub mod outcome;
 pub mod tables;
+pub mod trace;

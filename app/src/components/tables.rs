@@ -1,91 +1,260 @@
-//! The sandbox's tables as PostgreSQL holds them after the last action.
+//! The sandbox's four tables as they are after the last action, with what changed marked in
+//! words (not only by colour).
 
 use leptos::prelude::*;
-use outbox_lab::outcome::Report;
+use leptos_i18n::td_string;
+use outbox_lab::outcome::{OutboxRow, Report, Snapshot, TicketRow};
 
 use crate::i18n::*;
 
+/// How a row differs from the state before the action.
+#[derive(Clone, PartialEq)]
+enum Change {
+    Same,
+    New,
+    Changed { from: String, to: String },
+    Removed,
+}
+
+impl Change {
+    fn attr(&self) -> &'static str {
+        match self {
+            Change::Same => "same",
+            Change::New => "new",
+            Change::Changed { .. } => "changed",
+            Change::Removed => "removed",
+        }
+    }
+
+    fn mark(&self, l: Locale) -> Option<String> {
+        match self {
+            Change::Same => None,
+            Change::New => Some(td_string!(l, tables.mark_new).to_owned()),
+            Change::Removed => Some(td_string!(l, tables.mark_removed).to_owned()),
+            Change::Changed { from, to } => {
+                Some(td_string!(l, tables.mark_changed, from = from, to = to).to_string())
+            }
+        }
+    }
+}
+
+fn ticket_rows(before: Option<&Snapshot>, after: &Snapshot) -> Vec<(TicketRow, Change)> {
+    let mut rows: Vec<(TicketRow, Change)> = after
+        .tickets
+        .iter()
+        .map(|t| {
+            let change = match before.map(|b| b.ticket(&t.id)) {
+                None => Change::Same,
+                Some(None) => Change::New,
+                Some(Some(old)) if old.status != t.status => Change::Changed {
+                    from: old.status.clone(),
+                    to: t.status.clone(),
+                },
+                Some(Some(_)) => Change::Same,
+            };
+            (t.clone(), change)
+        })
+        .collect();
+    if let Some(b) = before {
+        for old in &b.tickets {
+            if after.ticket(&old.id).is_none() {
+                rows.push((old.clone(), Change::Removed));
+            }
+        }
+    }
+    rows
+}
+
+fn outbox_rows(before: Option<&Snapshot>, after: &Snapshot) -> Vec<(OutboxRow, Change)> {
+    let mut rows: Vec<(OutboxRow, Change)> = after
+        .outbox
+        .iter()
+        .map(|r| {
+            let change = match before.map(|b| b.outbox_row(&r.event_id)) {
+                Some(None) => Change::New,
+                _ => Change::Same,
+            };
+            (r.clone(), change)
+        })
+        .collect();
+    if let Some(b) = before {
+        for old in &b.outbox {
+            if after.outbox_row(&old.event_id).is_none() {
+                rows.push((old.clone(), Change::Removed));
+            }
+        }
+    }
+    rows
+}
+
+fn mark_view(change: &Change, l: Locale) -> impl IntoView + use<> {
+    change
+        .mark(l)
+        .map(|m| view! { <span class="change-mark">{m}</span> })
+}
+
 #[component]
 pub fn Tables(report: Signal<Report>) -> impl IntoView {
-    let i18n = use_i18n();
+    let l = use_i18n().get_locale_untracked();
     let (notes, set_notes) = signal(false);
+    let tickets = move || {
+        let r = report.read();
+        ticket_rows(r.before.as_ref(), &r.snapshot)
+            .into_iter()
+            .map(|(t, change)| {
+                view! {
+                    <tr data-id=t.id.clone() data-change=change.attr()>
+                        <td>{t.id.clone()}</td>
+                        <td data-col="status">{t.status.clone()}</td>
+                        <td class="mark-cell">{mark_view(&change, l)}</td>
+                    </tr>
+                }
+            })
+            .collect_view()
+    };
+    let outbox = move || {
+        let r = report.read();
+        let rows = outbox_rows(r.before.as_ref(), &r.snapshot);
+        if rows.is_empty() {
+            return view! {
+                <tr class="empty">
+                    <td colspan="5">{td_string!(l, empty_table)}</td>
+                </tr>
+            }
+            .into_any();
+        }
+        rows.into_iter()
+            .map(|(row, change)| {
+                view! {
+                    <tr data-id=row.event_id.clone() data-change=change.attr()>
+                        <td data-col="event_id">{row.event_id.clone()}</td>
+                        <td data-col="aggregate_id">{row.aggregate_id.clone()}</td>
+                        <td class="json" data-col="payload">
+                            <code>{row.payload.clone()}</code>
+                        </td>
+                        <td data-col="published_at">
+                            {row.published_at.clone().unwrap_or_else(|| "NULL".to_owned())}
+                        </td>
+                        <td class="mark-cell">{mark_view(&change, l)}</td>
+                    </tr>
+                }
+            })
+            .collect_view()
+            .into_any()
+    };
+    let kafka = move || {
+        let records = report.read().snapshot.kafka.clone();
+        if records.is_empty() {
+            return view! {
+                <tr class="empty">
+                    <td colspan="3">{td_string!(l, tables.kafka_empty)}</td>
+                </tr>
+            }
+            .into_any();
+        }
+        records
+            .into_iter()
+            .map(|k| {
+                view! {
+                    <tr>
+                        <td>{k.offset}</td>
+                        <td>{k.key}</td>
+                        <td class="json">
+                            <code>{k.value}</code>
+                        </td>
+                    </tr>
+                }
+            })
+            .collect_view()
+            .into_any()
+    };
+    let history = move || {
+        let entries = report.read().snapshot.history.clone();
+        if entries.is_empty() {
+            return view! {
+                <tr class="empty">
+                    <td colspan="3">{td_string!(l, tables.history_empty)}</td>
+                </tr>
+            }
+            .into_any();
+        }
+        entries
+            .into_iter()
+            .map(|h| {
+                view! {
+                    <tr>
+                        <td>{h.event_id}</td>
+                        <td>{h.ticket_id}</td>
+                        <td>{h.to_status}</td>
+                    </tr>
+                }
+            })
+            .collect_view()
+            .into_any()
+    };
+    let changed_word = move |changed: bool| {
+        if changed {
+            td_string!(l, tables.changed)
+        } else {
+            td_string!(l, tables.unchanged)
+        }
+    };
+    let tickets_changed = move || {
+        let r = report.read();
+        r.before
+            .as_ref()
+            .is_some_and(|b| b.tickets != r.snapshot.tickets)
+    };
+    let outbox_changed = move || {
+        let r = report.read();
+        r.before
+            .as_ref()
+            .is_some_and(|b| b.outbox != r.snapshot.outbox)
+    };
+
     view! {
-        <section class="tables" aria-labelledby="tables-heading">
-            <h2 id="tables-heading">{t!(i18n, tables_heading)}</h2>
-            <p class="db-label">{t!(i18n, ticket_db)}</p>
-            <div class="table-wrap">
-                <table class="data" data-table="tickets">
-                    <caption>{t!(i18n, tickets_caption)}</caption>
-                    <thead>
-                        <tr>
-                            <th scope="col">{t!(i18n, col_id)}</th>
-                            <th scope="col">{t!(i18n, col_status)}</th>
-                        </tr>
-                    </thead>
-                    <tbody>
-                        {move || {
-                            report
-                                .read()
-                                .snapshot
-                                .tickets
-                                .iter()
-                                .map(|t| {
-                                    view! {
-                                        <tr data-id=t.id.clone()>
-                                            <td>{t.id.clone()}</td>
-                                            <td data-col="status">{t.status.clone()}</td>
-                                        </tr>
-                                    }
-                                })
-                                .collect_view()
-                        }}
-                    </tbody>
-                </table>
-            </div>
-            <div class="table-wrap">
-                <table class="data" data-table="outbox">
-                    <caption>{t!(i18n, outbox_caption)}</caption>
-                    <thead>
-                        <tr>
-                            <th scope="col">{t!(i18n, col_event_id)}</th>
-                            <th scope="col">{t!(i18n, col_aggregate_id)}</th>
-                            <th scope="col">{t!(i18n, col_payload)}</th>
-                            <th scope="col">{t!(i18n, col_published_at)}</th>
-                        </tr>
-                    </thead>
-                    <tbody>
-                        {move || {
-                            let rows = report.read().snapshot.outbox.clone();
-                            if rows.is_empty() {
-                                view! {
-                                    <tr class="empty">
-                                        <td colspan="4">{t!(i18n, empty_table)}</td>
-                                    </tr>
-                                }
-                                    .into_any()
-                            } else {
-                                rows.into_iter()
-                                    .map(|r| {
-                                        let id = r.event_id.clone();
-                                        view! {
-                                            <tr data-id=id>
-                                                <td>{r.event_id}</td>
-                                                <td>{r.aggregate_id}</td>
-                                                <td class="json">
-                                                    <code>{r.payload}</code>
-                                                </td>
-                                                <td data-col="published_at">
-                                                    {r.published_at.unwrap_or_else(|| "NULL".to_owned())}
-                                                </td>
-                                            </tr>
-                                        }
-                                    })
-                                    .collect_view()
-                                    .into_any()
-                            }
-                        }}
-                    </tbody>
-                </table>
+        <section class="panel tables" aria-labelledby="tables-heading">
+            <h2 id="tables-heading">{td_string!(l, tables_heading)}</h2>
+            <p class="db-label">{td_string!(l, ticket_db)}</p>
+            <div class="tables-grid">
+                <div class="table-wrap">
+                    <table class="data" data-table="tickets">
+                        <caption>
+                            {td_string!(l, tickets_caption)} " — "
+                            <span class="caption-state">{move || changed_word(tickets_changed())}</span>
+                        </caption>
+                        <thead>
+                            <tr>
+                                <th scope="col">{td_string!(l, col_id)}</th>
+                                <th scope="col">{td_string!(l, col_status)}</th>
+                                <th scope="col" class="mark-cell">
+                                    <span class="visually-hidden">{td_string!(l, tables.changed)}</span>
+                                </th>
+                            </tr>
+                        </thead>
+                        <tbody>{tickets}</tbody>
+                    </table>
+                </div>
+                <div class="table-wrap">
+                    <table class="data" data-table="outbox">
+                        <caption>
+                            {td_string!(l, outbox_caption)} " — "
+                            <span class="caption-state">{move || changed_word(outbox_changed())}</span>
+                        </caption>
+                        <thead>
+                            <tr>
+                                <th scope="col">{td_string!(l, col_event_id)}</th>
+                                <th scope="col">{td_string!(l, col_aggregate_id)}</th>
+                                <th scope="col">{td_string!(l, col_payload)}</th>
+                                <th scope="col">{td_string!(l, col_published_at)}</th>
+                                <th scope="col" class="mark-cell">
+                                    <span class="visually-hidden">{td_string!(l, tables.changed)}</span>
+                                </th>
+                            </tr>
+                        </thead>
+                        <tbody>{outbox}</tbody>
+                    </table>
+                </div>
             </div>
             <button
                 type="button"
@@ -94,16 +263,50 @@ pub fn Tables(report: Signal<Report>) -> impl IntoView {
                 aria-controls="column-notes"
                 on:click=move |_| set_notes.update(|open| *open = !*open)
             >
-                {move || if notes.get() { t_string!(i18n, notes_hide) } else { t_string!(i18n, notes_show) }}
+                {move || {
+                    if notes.get() { td_string!(l, notes_hide) } else { td_string!(l, notes_show) }
+                }}
             </button>
             <ul id="column-notes" class="column-notes" hidden=move || !notes.get()>
-                <li>{t!(i18n, note_event_id)}</li>
-                <li>{t!(i18n, note_aggregate_id)}</li>
-                <li>{t!(i18n, note_payload)}</li>
-                <li>{t!(i18n, note_published_at)}</li>
+                <li>{td_string!(l, note_event_id)}</li>
+                <li>{td_string!(l, note_aggregate_id)}</li>
+                <li>{td_string!(l, note_payload)}</li>
+                <li>{td_string!(l, note_published_at)}</li>
             </ul>
+            <p class="db-label">
+                "Kafka / History " <span class="sim">{td_string!(l, tables.simulated)}</span>
+            </p>
+            <div class="tables-grid even">
+                <div class="table-wrap">
+                    <table class="data" data-table="kafka">
+                        <caption>{td_string!(l, tables.kafka_caption)}</caption>
+                        <thead>
+                            <tr>
+                                <th scope="col">{td_string!(l, tables.col_offset)}</th>
+                                <th scope="col">{td_string!(l, tables.col_key)}</th>
+                                <th scope="col">{td_string!(l, tables.col_value)}</th>
+                            </tr>
+                        </thead>
+                        <tbody>{kafka}</tbody>
+                    </table>
+                </div>
+                <div class="table-wrap">
+                    <table class="data" data-table="history">
+                        <caption>{td_string!(l, tables.history_caption)}</caption>
+                        <thead>
+                            <tr>
+                                <th scope="col">{td_string!(l, tables.col_event_id)}</th>
+                                <th scope="col">{td_string!(l, tables.col_ticket_id)}</th>
+                                <th scope="col">{td_string!(l, tables.col_to_status)}</th>
+                            </tr>
+                        </thead>
+                        <tbody>{history}</tbody>
+                    </table>
+                </div>
+            </div>
             <p class="sandbox">
-                {t!(i18n, sandbox_label)} ": " <code>{move || report.read().sandbox.clone()}</code>
+                {td_string!(l, sandbox_label)} ": "
+                <code data-sandbox>{move || report.read().sandbox.clone()}</code>
             </p>
         </section>
     }

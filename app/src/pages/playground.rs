@@ -1,46 +1,104 @@
-//! The playground page: the lesson's controls, the tables, the trace and the explanations.
+//! The playground page: controls, outcome, tables, trace, guarantee, failure table.
 
 use leptos::prelude::*;
+use leptos_i18n::td_string;
 use leptos_meta::{Meta, Title};
-use outbox_lab::outcome::Report;
+use outbox_lab::catalog::{CommitFate, CrashPoint, names};
+use outbox_lab::outcome::{AttemptSettings, Report};
 
-use crate::api::{self, ApiError};
+use crate::api::{self, ApiError, Attempt, Reconcile, Reopen, Reset};
+use crate::components::controls::Controls;
+use crate::components::failure_table::FailureTable;
+use crate::components::guarantee::Guarantee;
 use crate::components::header::Header;
+use crate::components::outcome::Outcome;
 use crate::components::tables::Tables;
+use crate::components::trace::Trace;
 use crate::i18n::*;
 
 #[component]
 pub fn PlaygroundPage() -> impl IntoView {
     let i18n = use_i18n();
+    let l = i18n.get_locale_untracked();
     let current = Resource::new(|| (), |_| api::current());
     view! {
-        <Title text=move || t_string!(i18n, meta_title) />
-        <Meta name="description" content=move || t_string!(i18n, meta_description) />
+        <Title text=td_string!(l, meta_title) />
+        <Meta name="description" content=td_string!(l, meta_description) />
         <div class="page">
-        <Header />
-        <main id="main">
-            <Suspense fallback=move || view! { <p class="loading">{t!(i18n, loading)}</p> }>
-                {move || Suspend::new(async move {
-                    match current.await {
-                        Ok(report) => view! { <Panels report /> }.into_any(),
-                        Err(err) => view! { <ErrorNote err /> }.into_any(),
-                    }
-                })}
-            </Suspense>
-        </main>
+            <Header />
+            <main id="main">
+                <Suspense fallback=move || {
+                    view! { <p class="loading">{td_string!(l, loading)}</p> }
+                }>
+                    {move || Suspend::new(async move {
+                        match current.await {
+                            Ok(report) => view! { <Panels report /> }.into_any(),
+                            Err(err) => view! { <ErrorNote err /> }.into_any(),
+                        }
+                    })}
+                </Suspense>
+            </main>
+            <footer class="footer">
+                <p>{td_string!(l, footer)}</p>
+            </footer>
         </div>
     }
 }
 
+/// Makes the latest answer of `$action` the page's report (or its error).
+macro_rules! follow {
+    ($action:expr, $report:expr, $error:expr) => {{
+        let action = $action;
+        // A form posted without JavaScript comes back with its error in the URL; the
+        // action already holds it while the server renders.
+        if let Some(Err(e)) = action.value().get_untracked() {
+            $error.set(Some(e));
+        }
+        Effect::new(move |_| match action.value().get() {
+            Some(Ok(report)) => {
+                $report.set(report);
+                $error.set(None);
+            }
+            Some(Err(e)) => $error.set(Some(e)),
+            None => {}
+        });
+    }};
+}
+
 #[component]
 fn Panels(report: Report) -> impl IntoView {
+    let initial = report.attempt.clone().unwrap_or_else(|| AttemptSettings {
+        crash: CrashPoint::None,
+        commit_fate: CommitFate::Random,
+        event_id: names::EVENT_ID.to_owned(),
+        payload: names::PAYLOAD.to_owned(),
+    });
     let report = RwSignal::new(report);
+    let error = RwSignal::new(None::<ApiError>);
+    let attempt = ServerAction::<Attempt>::new();
+    let reset = ServerAction::<Reset>::new();
+    let reopen = ServerAction::<Reopen>::new();
+    let reconcile = ServerAction::<Reconcile>::new();
+    follow!(attempt, report, error);
+    follow!(reset, report, error);
+    follow!(reopen, report, error);
+    follow!(reconcile, report, error);
+    let report: Signal<Report> = report.into();
     view! {
-        <Tables report=report.into() />
+        <div class="workbench">
+            <Controls attempt reset reopen reconcile initial />
+            <div class="results">
+                <Outcome report error=error.into() />
+                <Tables report />
+            </div>
+        </div>
+        <Trace report />
+        <Guarantee report />
+        <FailureTable report />
     }
 }
 
 #[component]
 pub fn ErrorNote(err: ApiError) -> impl IntoView {
-    view! { <p class="error" role="alert">{err.message}</p> }
+    view! { <p class="error" role="alert" data-code=err.code.clone()>{err.message}</p> }
 }

@@ -1,0 +1,154 @@
+//! The attempt's settings and the action buttons. Every control is a plain form field posted
+//! to a server function, so the page also works without JavaScript.
+
+use leptos::form::ActionForm;
+use leptos::prelude::*;
+use leptos_i18n::td_string;
+use outbox_lab::catalog::{CommitFate, CrashPoint};
+use outbox_lab::outcome::AttemptSettings;
+
+use crate::api::{Attempt, Reconcile, Reopen, Reset};
+use crate::i18n::*;
+use crate::texts;
+
+#[component]
+pub fn Controls(
+    attempt: ServerAction<Attempt>,
+    reset: ServerAction<Reset>,
+    reopen: ServerAction<Reopen>,
+    reconcile: ServerAction<Reconcile>,
+    /// The settings the form starts with (the last attempt's, or the lesson's).
+    initial: AttemptSettings,
+) -> impl IntoView {
+    let l = use_i18n().get_locale_untracked();
+    let crash = RwSignal::new(initial.crash);
+    // Before hydration every field stays enabled, so the form works without JavaScript.
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    let busy = Signal::derive(move || {
+        attempt.pending().get()
+            || reset.pending().get()
+            || reopen.pending().get()
+            || reconcile.pending().get()
+    });
+
+    let crash_choices = CrashPoint::ALL
+        .iter()
+        .map(|&c| {
+            view! {
+                <label class="choice">
+                    <input
+                        type="radio"
+                        name="crash"
+                        value=c.id()
+                        checked=c == initial.crash
+                        on:change=move |_| crash.set(c)
+                    />
+                    <span>{texts::crash_label(l, c)}</span>
+                    <span class="hint">{texts::crash_hint(l, c)}</span>
+                </label>
+            }
+        })
+        .collect_view();
+    let fate_choices = CommitFate::ALL
+        .iter()
+        .map(|&f| {
+            view! {
+                <label class="choice">
+                    <input
+                        type="radio"
+                        name="commit_fate"
+                        value=f.id()
+                        checked=f == initial.commit_fate
+                    />
+                    <span>{texts::fate_label(l, f)}</span>
+                    <span class="hint">{texts::fate_hint(l, f)}</span>
+                </label>
+            }
+        })
+        .collect_view();
+
+    view! {
+        <section class="panel controls" aria-labelledby="controls-heading">
+            <h2 id="controls-heading">{td_string!(l, controls.heading)}</h2>
+            <ActionForm action=attempt attr:id="attempt-form">
+                <fieldset>
+                    <legend>{td_string!(l, controls.crash_legend)}</legend>
+                    {crash_choices}
+                </fieldset>
+                <fieldset
+                    class="fate"
+                    disabled=move || hydrated.get() && crash.get() != CrashPoint::CommitReplyLost
+                >
+                    <legend>{td_string!(l, controls.fate_legend)}</legend>
+                    <p class="action-hint">{td_string!(l, controls.fate_note)}</p>
+                    {fate_choices}
+                </fieldset>
+                <details class="event">
+                    <summary>{td_string!(l, controls.event_summary)}</summary>
+                    <label class="field">
+                        <span>{td_string!(l, controls.event_id)}</span>
+                        <input
+                            type="text"
+                            name="event_id"
+                            value=initial.event_id.clone()
+                            maxlength="128"
+                            spellcheck="false"
+                            autocomplete="off"
+                            aria-describedby="event-id-hint"
+                        />
+                    </label>
+                    <p class="action-hint" id="event-id-hint">
+                        {td_string!(l, controls.event_id_hint)}
+                    </p>
+                    <label class="field">
+                        <span>{td_string!(l, controls.payload)}</span>
+                        <textarea
+                            name="payload"
+                            rows="6"
+                            spellcheck="false"
+                            aria-describedby="payload-hint"
+                        >
+                            {initial.payload.clone()}
+                        </textarea>
+                    </label>
+                    <p class="action-hint" id="payload-hint">
+                        {td_string!(l, controls.payload_hint)}
+                    </p>
+                </details>
+                <button type="submit" class="primary" disabled=move || busy.get()>
+                    {move || {
+                        if busy.get() {
+                            td_string!(l, controls.busy)
+                        } else {
+                            td_string!(l, controls.submit)
+                        }
+                    }}
+                </button>
+            </ActionForm>
+            <h3>{td_string!(l, controls.more_heading)}</h3>
+            <div class="actions">
+                <ActionForm action=reconcile>
+                    <button type="submit" disabled=move || busy.get() aria-describedby="reconcile-hint">
+                        {td_string!(l, controls.reconcile)}
+                    </button>
+                </ActionForm>
+                <ActionForm action=reopen>
+                    <button type="submit" disabled=move || busy.get() aria-describedby="reopen-hint">
+                        {td_string!(l, controls.reopen)}
+                    </button>
+                </ActionForm>
+                <ActionForm action=reset>
+                    <button type="submit" disabled=move || busy.get() aria-describedby="reset-hint">
+                        {td_string!(l, controls.reset)}
+                    </button>
+                </ActionForm>
+            </div>
+            <ul class="action-hints">
+                <li id="reconcile-hint">{td_string!(l, controls.reconcile_hint)}</li>
+                <li id="reopen-hint">{td_string!(l, controls.reopen_hint)}</li>
+                <li id="reset-hint">{td_string!(l, controls.reset_hint)}</li>
+            </ul>
+        </section>
+    }
+}

@@ -1,0 +1,58 @@
+//! The lesson's failure table, with the row of the last outcome lit.
+
+use leptos::prelude::*;
+use leptos_i18n::td_string;
+use outbox_lab::catalog::FailureRow;
+use outbox_lab::outcome::Report;
+
+use crate::i18n::*;
+use crate::texts;
+
+#[component]
+pub fn FailureTable(report: Signal<Report>) -> impl IntoView {
+    let l = use_i18n().get_locale_untracked();
+    let lit = move || report.read().outcome.map(|o| o.failure_row());
+    let rows = FailureRow::ALL
+        .iter()
+        .map(|&row| {
+            let [point, tickets, outbox, kafka] = texts::failure_row(l, row);
+            let here = move || lit() == Some(row);
+            let note = (!row.from_lesson_table()).then(|| {
+                view! { <span class="note">" (" {td_string!(l, failures.note)} ")"</span> }
+            });
+            view! {
+                <tr data-row=row.id() aria-current=move || here().then_some("true")>
+                    <th scope="row">
+                        {point}
+                        {note}
+                        {move || {
+                            here()
+                                .then(|| view! { <span class="here">{td_string!(l, failures.here)}</span> })
+                        }}
+                    </th>
+                    <td>{tickets}</td>
+                    <td>{outbox}</td>
+                    <td>{kafka}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="panel" aria-labelledby="failures-heading">
+            <h2 id="failures-heading">{td_string!(l, failures.heading)}</h2>
+            <div class="table-wrap">
+                <table class="data failures">
+                    <thead>
+                        <tr>
+                            <th scope="col">{td_string!(l, failures.col_point)}</th>
+                            <th scope="col">{td_string!(l, failures.col_tickets)}</th>
+                            <th scope="col">{td_string!(l, failures.col_outbox)}</th>
+                            <th scope="col">{td_string!(l, failures.col_kafka)}</th>
+                        </tr>
+                    </thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        </section>
+    }
+}

@@ -1,0 +1,94 @@
+//! What the last action did, in words, announced to screen readers as it changes.
+
+use leptos::prelude::*;
+use leptos_i18n::td_string;
+use outbox_lab::outcome::{Reconciliation, Report};
+
+use crate::api::ApiError;
+use crate::i18n::*;
+use crate::texts::{self, Tone};
+
+#[component]
+pub fn Outcome(report: Signal<Report>, error: Signal<Option<ApiError>>) -> impl IntoView {
+    let l = use_i18n().get_locale_untracked();
+    let tone = move || Tone::of(report.read().outcome);
+    let texts = move || {
+        let r = report.read();
+        match r.outcome {
+            Some(o) => texts::outcome_text(l, o),
+            None => texts::action_text(l, r.action),
+        }
+    };
+    let verdict = move || {
+        report.read().matches_model.map(|ok| {
+            let text = if ok {
+                td_string!(l, outcome.model_ok)
+            } else {
+                td_string!(l, outcome.model_mismatch)
+            };
+            view! {
+                <p class="verdict" data-matches-model=ok.to_string()>
+                    {if ok { "✓ " } else { "✗ " }}
+                    {text}
+                </p>
+            }
+        })
+    };
+    view! {
+        <section
+            class="panel outcome"
+            aria-labelledby="outcome-heading"
+            data-tone=move || tone().attr()
+            data-outcome=move || report.read().outcome.map(|o| o.id())
+            data-action=move || report.read().action.id()
+        >
+            <h2 id="outcome-heading">{td_string!(l, outcome.heading)}</h2>
+            // The live region holds only the sentence that changes, so a screen reader reads
+            // exactly the news.
+            <div role="status" aria-live="polite" aria-atomic="true">
+                <p class="outcome-title">
+                    <span class="icon" aria-hidden="true">{move || tone().icon()}</span>
+                    <strong>{move || texts().0}</strong>
+                </p>
+                <p class="outcome-body">{move || texts().1}</p>
+                {move || report.read().reconciliation.clone().map(|r| reconciliation(l, r))}
+                {verdict}
+                {move || {
+                    error
+                        .get()
+                        .map(|e| {
+                            view! {
+                                <p class="error" role="alert" data-code=e.code.clone()>
+                                    {e.message}
+                                </p>
+                            }
+                        })
+                }}
+            </div>
+        </section>
+    }
+}
+
+fn reconciliation(l: Locale, r: Reconciliation) -> impl IntoView {
+    let status = r
+        .ticket_status
+        .clone()
+        .unwrap_or_else(|| td_string!(l, outcome.missing).to_owned());
+    let present = if r.outbox_row_present {
+        td_string!(l, outcome.present_yes)
+    } else {
+        td_string!(l, outcome.present_no)
+    };
+    let xact = r
+        .xact_status
+        .clone()
+        .unwrap_or_else(|| td_string!(l, outcome.unknown_status).to_owned());
+    view! {
+        <ul class="reconciliation">
+            <li data-by="ids">
+                {td_string!(l, outcome.by_ids, status = status, event_id = r.event_id.clone(), present = present)}
+            </li>
+            <li data-by="xid">{td_string!(l, outcome.by_xid, xid = r.xid.clone(), status = xact)}</li>
+        </ul>
+    }
+}

@@ -1,0 +1,242 @@
+//! The texts of catalogue values (crash points, fates, outcomes, failure rows, trace words).
+//!
+//! Keys are checked at compile time by leptos_i18n; each match is exhaustive, so a new
+//! catalogue entry without its texts does not build. The page's language is fixed for the
+//! page's life, so these return plain strings for the given locale.
+
+use leptos_i18n::td_string;
+use outbox_lab::catalog::{ActionKind, CommitFate, CrashPoint, FailureRow, OutcomeId};
+use outbox_lab::outcome::{Actor, TxState};
+
+use crate::i18n::Locale;
+
+pub fn crash_label(l: Locale, c: CrashPoint) -> &'static str {
+    match c {
+        CrashPoint::None => td_string!(l, crash.none.label),
+        CrashPoint::AfterUpdate => td_string!(l, crash.after_update.label),
+        CrashPoint::AfterInsert => td_string!(l, crash.after_insert.label),
+        CrashPoint::AfterCommit => td_string!(l, crash.after_commit.label),
+        CrashPoint::CommitReplyLost => td_string!(l, crash.commit_reply_lost.label),
+    }
+}
+
+pub fn crash_hint(l: Locale, c: CrashPoint) -> &'static str {
+    match c {
+        CrashPoint::None => td_string!(l, crash.none.hint),
+        CrashPoint::AfterUpdate => td_string!(l, crash.after_update.hint),
+        CrashPoint::AfterInsert => td_string!(l, crash.after_insert.hint),
+        CrashPoint::AfterCommit => td_string!(l, crash.after_commit.hint),
+        CrashPoint::CommitReplyLost => td_string!(l, crash.commit_reply_lost.hint),
+    }
+}
+
+pub fn fate_label(l: Locale, f: CommitFate) -> &'static str {
+    match f {
+        CommitFate::Applied => td_string!(l, fate.applied.label),
+        CommitFate::NotApplied => td_string!(l, fate.not_applied.label),
+        CommitFate::Random => td_string!(l, fate.random.label),
+    }
+}
+
+pub fn fate_hint(l: Locale, f: CommitFate) -> &'static str {
+    match f {
+        CommitFate::Applied => td_string!(l, fate.applied.hint),
+        CommitFate::NotApplied => td_string!(l, fate.not_applied.hint),
+        CommitFate::Random => td_string!(l, fate.random.hint),
+    }
+}
+
+/// Title and explanation of an outcome.
+pub fn outcome_text(l: Locale, o: OutcomeId) -> (&'static str, &'static str) {
+    match o {
+        OutcomeId::Committed => (
+            td_string!(l, outcome.committed.title),
+            td_string!(l, outcome.committed.body),
+        ),
+        OutcomeId::CrashedAfterUpdate => (
+            td_string!(l, outcome.crashed_after_update.title),
+            td_string!(l, outcome.crashed_after_update.body),
+        ),
+        OutcomeId::CrashedBeforeCommit => (
+            td_string!(l, outcome.crashed_before_commit.title),
+            td_string!(l, outcome.crashed_before_commit.body),
+        ),
+        OutcomeId::CommittedThenCrashed => (
+            td_string!(l, outcome.committed_then_crashed.title),
+            td_string!(l, outcome.committed_then_crashed.body),
+        ),
+        OutcomeId::GuardRejected => (
+            td_string!(l, outcome.guard_rejected.title),
+            td_string!(l, outcome.guard_rejected.body),
+        ),
+        OutcomeId::InsertConflict => (
+            td_string!(l, outcome.insert_conflict.title),
+            td_string!(l, outcome.insert_conflict.body),
+        ),
+        OutcomeId::InvalidPayload => (
+            td_string!(l, outcome.invalid_payload.title),
+            td_string!(l, outcome.invalid_payload.body),
+        ),
+        OutcomeId::InsertFailed => (
+            td_string!(l, outcome.insert_failed.title),
+            td_string!(l, outcome.insert_failed.body),
+        ),
+        OutcomeId::CommitUnknown => (
+            td_string!(l, outcome.commit_unknown.title),
+            td_string!(l, outcome.commit_unknown.body),
+        ),
+        OutcomeId::ReconciledCommitted => (
+            td_string!(l, outcome.reconciled_committed.title),
+            td_string!(l, outcome.reconciled_committed.body),
+        ),
+        OutcomeId::ReconciledNotCommitted => (
+            td_string!(l, outcome.reconciled_not_committed.title),
+            td_string!(l, outcome.reconciled_not_committed.body),
+        ),
+    }
+}
+
+/// Title and explanation of an action that has no outcome id.
+pub fn action_text(l: Locale, a: ActionKind) -> (&'static str, &'static str) {
+    match a {
+        ActionKind::Reset => (
+            td_string!(l, outcome.reset.title),
+            td_string!(l, outcome.reset.body),
+        ),
+        ActionKind::Reopen => (
+            td_string!(l, outcome.reopen.title),
+            td_string!(l, outcome.reopen.body),
+        ),
+        ActionKind::Snapshot | ActionKind::Attempt | ActionKind::Reconcile => (
+            td_string!(l, outcome.snapshot.title),
+            td_string!(l, outcome.snapshot.body),
+        ),
+    }
+}
+
+/// The four cells of a failure-table row: point, tickets, outbox, Kafka/History.
+pub fn failure_row(l: Locale, r: FailureRow) -> [&'static str; 4] {
+    match r {
+        FailureRow::CrashAfterUpdate => [
+            td_string!(l, failures.crash_after_update.point),
+            td_string!(l, failures.crash_after_update.tickets),
+            td_string!(l, failures.crash_after_update.outbox),
+            td_string!(l, failures.crash_after_update.kafka),
+        ],
+        FailureRow::InsertError => [
+            td_string!(l, failures.insert_error.point),
+            td_string!(l, failures.insert_error.tickets),
+            td_string!(l, failures.insert_error.outbox),
+            td_string!(l, failures.insert_error.kafka),
+        ],
+        FailureRow::CrashBeforeCommit => [
+            td_string!(l, failures.crash_before_commit.point),
+            td_string!(l, failures.crash_before_commit.tickets),
+            td_string!(l, failures.crash_before_commit.outbox),
+            td_string!(l, failures.crash_before_commit.kafka),
+        ],
+        FailureRow::CommittedBeforePublish => [
+            td_string!(l, failures.committed_before_publish.point),
+            td_string!(l, failures.committed_before_publish.tickets),
+            td_string!(l, failures.committed_before_publish.outbox),
+            td_string!(l, failures.committed_before_publish.kafka),
+        ],
+        FailureRow::GuardZeroRows => [
+            td_string!(l, failures.guard_zero_rows.point),
+            td_string!(l, failures.guard_zero_rows.tickets),
+            td_string!(l, failures.guard_zero_rows.outbox),
+            td_string!(l, failures.guard_zero_rows.kafka),
+        ],
+        FailureRow::CommitReplyLost => [
+            td_string!(l, failures.commit_reply_lost.point),
+            td_string!(l, failures.commit_reply_lost.tickets),
+            td_string!(l, failures.commit_reply_lost.outbox),
+            td_string!(l, failures.commit_reply_lost.kafka),
+        ],
+    }
+}
+
+pub fn actor(l: Locale, a: Actor) -> &'static str {
+    match a {
+        Actor::Service => td_string!(l, trace.actor.service),
+        Actor::Network => td_string!(l, trace.actor.network),
+        Actor::Postgres => td_string!(l, trace.actor.postgres),
+        Actor::Support => td_string!(l, trace.actor.support),
+        Actor::Playground => td_string!(l, trace.actor.playground),
+    }
+}
+
+pub fn tx_state(l: Locale, t: TxState) -> &'static str {
+    match t {
+        TxState::Idle => td_string!(l, trace.state.idle),
+        TxState::Open => td_string!(l, trace.state.open),
+        TxState::Failed => td_string!(l, trace.state.failed),
+        TxState::Committed => td_string!(l, trace.state.committed),
+        TxState::RolledBack => td_string!(l, trace.state.rolled_back),
+        TxState::Abandoned => td_string!(l, trace.state.abandoned),
+        TxState::Unknown => td_string!(l, trace.state.unknown),
+    }
+}
+
+/// How an outcome reads at a glance; drives the banner's colour *and* its icon.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Committed,
+    RolledBack,
+    Refused,
+    Unknown,
+    Neutral,
+}
+
+impl Tone {
+    pub fn of(outcome: Option<OutcomeId>) -> Tone {
+        match outcome {
+            None => Tone::Neutral,
+            Some(o) => match o {
+                OutcomeId::Committed
+                | OutcomeId::CommittedThenCrashed
+                | OutcomeId::ReconciledCommitted => Tone::Committed,
+                OutcomeId::CrashedAfterUpdate
+                | OutcomeId::CrashedBeforeCommit
+                | OutcomeId::ReconciledNotCommitted => Tone::RolledBack,
+                OutcomeId::GuardRejected
+                | OutcomeId::InsertConflict
+                | OutcomeId::InvalidPayload
+                | OutcomeId::InsertFailed => Tone::Refused,
+                OutcomeId::CommitUnknown => Tone::Unknown,
+            },
+        }
+    }
+
+    pub fn attr(self) -> &'static str {
+        match self {
+            Tone::Committed => "ok",
+            Tone::RolledBack => "rolled-back",
+            Tone::Refused => "refused",
+            Tone::Unknown => "unknown",
+            Tone::Neutral => "neutral",
+        }
+    }
+
+    /// A shape that carries the meaning without colour.
+    pub fn icon(self) -> &'static str {
+        match self {
+            Tone::Committed => "✓",
+            Tone::RolledBack => "↺",
+            Tone::Refused => "✗",
+            Tone::Unknown => "?",
+            Tone::Neutral => "•",
+        }
+    }
+
+    /// What the local transaction's guarantee meant in this attempt.
+    pub fn guarantee_here(self, l: Locale) -> &'static str {
+        match self {
+            Tone::Committed => td_string!(l, guarantee.here_committed),
+            Tone::RolledBack => td_string!(l, guarantee.here_rolled_back),
+            Tone::Refused => td_string!(l, guarantee.here_refused),
+            Tone::Unknown => td_string!(l, guarantee.here_unknown),
+            Tone::Neutral => td_string!(l, guarantee.here_none),
+        }
+    }
+}
