@@ -4,7 +4,7 @@
 //! The reference model uses this to predict the `invalid_payload` outcome and the exact
 //! `payload` column of a new outbox row without asking the database. It follows PostgreSQL 15:
 //! RFC 8259 grammar; `\u0000` and unpaired surrogates refused; numbers kept as `numeric`
-//! (exponents within ±1000, display scale at most 16383); object keys de-duplicated (last
+//! (PostgreSQL's own numeric limits); object keys de-duplicated (last
 //! wins) and ordered by length, then bytes; output with `", "` and `": "` separators.
 
 use std::fmt::Write as _;
@@ -342,15 +342,20 @@ impl Parser<'_> {
 }
 
 /// `numeric_out(numeric_in(text))` for a syntactically valid JSON number.
+///
+/// PostgreSQL 15's limits, measured on the server: |exponent| below 2^30 - 1, a display scale
+/// (fraction digits after the exponent) of at most 16383, and at most 131072 digits before
+/// the decimal point for a non-zero value.
 fn numeric_text(
     negative: bool,
     int_digits: &[u8],
     frac_digits: &[u8],
     exponent: i64,
 ) -> Result<String, JsonbError> {
-    const MAX_EXPONENT: i64 = 1000;
+    const MAX_EXPONENT: i64 = (i32::MAX / 2) as i64;
     const MAX_DSCALE: i64 = 0x3FFF;
-    if !(-MAX_EXPONENT..=MAX_EXPONENT).contains(&exponent) {
+    const MAX_INT_DIGITS: i64 = 131_072;
+    if exponent >= MAX_EXPONENT || exponent <= -MAX_EXPONENT {
         return Err(JsonbError::NumberRange);
     }
     let dscale = (frac_digits.len() as i64 - exponent).max(0);
@@ -367,17 +372,26 @@ fn numeric_text(
             b'0'
         }
     };
-    let mut int_part = String::new();
-    for i in 0..point.max(0) {
-        int_part.push(char::from(digit_at(i)));
-    }
-    let int_part = int_part.trim_start_matches('0');
     let mut text = String::new();
-    let is_zero = digits.iter().all(|&d| d == b'0');
-    if negative && !is_zero {
-        text.push('-');
+    match digits.iter().position(|&d| d != b'0') {
+        None => text.push('0'),
+        Some(first) => {
+            let int_len = point - first as i64;
+            if int_len > MAX_INT_DIGITS {
+                return Err(JsonbError::NumberRange);
+            }
+            if negative {
+                text.push('-');
+            }
+            if int_len > 0 {
+                for i in first as i64..point {
+                    text.push(char::from(digit_at(i)));
+                }
+            } else {
+                text.push('0');
+            }
+        }
     }
-    text.push_str(if int_part.is_empty() { "0" } else { int_part });
     if dscale > 0 {
         text.push('.');
         for i in point..point + dscale {
@@ -486,7 +500,9 @@ mod tests {
             "\"\\udc00\"",
             "\"a\nb\"",
             "\"\\x\"",
-            "1e1001",
+            "1e131072",
+            "0e-16384",
+            "0e1073741823",
             "{} {}",
             "not json",
             "{'a': 1}",

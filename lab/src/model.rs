@@ -70,13 +70,15 @@ pub fn predict_attempt(before: &Snapshot, spec: &AttemptSpec) -> Expected {
     if spec.crash == CrashPoint::AfterUpdate {
         return unchanged(OutcomeId::CrashedAfterUpdate);
     }
-    if before.outbox_row(spec.event_id.as_str()).is_some() {
-        return unchanged(OutcomeId::InsertConflict);
-    }
+    // PostgreSQL casts `$3::jsonb` while it builds the row, before the primary key's index
+    // is checked: a bad payload fails first.
     let stored_payload = match jsonb::to_jsonb_text(spec.payload.as_str()) {
         Ok(text) => text,
         Err(_) => return unchanged(OutcomeId::InvalidPayload),
     };
+    if before.outbox_row(spec.event_id.as_str()).is_some() {
+        return unchanged(OutcomeId::InsertConflict);
+    }
     let applied = committed(before, spec, stored_payload);
     match spec.crash {
         CrashPoint::None => Expected {

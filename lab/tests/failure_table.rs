@@ -244,3 +244,16 @@ async fn reconcile_without_an_attempt_is_refused(_pool: PgPoolOptions, opts: PgC
         "{err}"
     );
 }
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn a_bad_payload_fails_before_the_primary_key_is_checked(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let (lab, sb) = lab_with_sandbox(opts).await;
+    lab.attempt(&sb, &attempt(CrashPoint::None)).await.unwrap();
+    lab.reopen(&sb).await.unwrap();
+    let r = lab.attempt(&sb, &with_payload("{oops")).await.unwrap();
+    assert_eq!(r.outcome, Some(OutcomeId::InvalidPayload));
+    assert_model(&r);
+}
