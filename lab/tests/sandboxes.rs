@@ -1,0 +1,126 @@
+//! Learner sandboxes: stamped from the template, isolated, pooled warm, reaped when idle.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use outbox_lab::catalog::CrashPoint;
+use outbox_lab::model;
+use outbox_lab::pg::{Lab, LabConfig, SandboxToken};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn a_new_sandbox_holds_the_lessons_initial_state_and_schema(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let (lab, sb) = lab_with_sandbox(opts).await;
+    assert_eq!(lab.snapshot(&sb).await.unwrap(), model::initial_state());
+    // Same columns, types, nullability and keys as the template (and so as the lesson).
+    let shape = |schema: String| {
+        let pool = lab.pool().clone();
+        async move {
+            let rows: Vec<(String, String, String, String)> = sqlx::query_as(
+                "SELECT table_name::text, column_name::text, data_type::text, is_nullable::text \
+                 FROM information_schema.columns WHERE table_schema = $1 ORDER BY 1, ordinal_position",
+            )
+            .bind(schema)
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+            rows
+        }
+    };
+    assert_eq!(
+        shape(sb.to_string()).await,
+        shape("lab_template".into()).await
+    );
+    let fk: String = sqlx::query_scalar(
+        "SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c \
+         WHERE c.contype = 'f' AND c.connamespace = $1::regnamespace",
+    )
+    .bind(sb.as_str())
+    .fetch_one(lab.pool())
+    .await
+    .unwrap();
+    assert_eq!(
+        fk,
+        format!("FOREIGN KEY (aggregate_id) REFERENCES {sb}.tickets(id)")
+    );
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn learners_get_different_sandboxes_and_tokens_find_their_own(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let lab = lab(opts).await;
+    let (token_a, a) = lab.claim_sandbox().await.unwrap();
+    let (token_b, b) = lab.claim_sandbox().await.unwrap();
+    assert_ne!(a, b);
+    assert_eq!(lab.find_sandbox(&token_a).await.unwrap(), Some(a.clone()));
+    assert_eq!(lab.find_sandbox(&token_b).await.unwrap(), Some(b.clone()));
+    assert_eq!(
+        lab.find_sandbox(&SandboxToken::generate()).await.unwrap(),
+        None
+    );
+
+    lab.attempt(&a, &attempt(CrashPoint::None)).await.unwrap();
+    assert_eq!(lab.snapshot(&b).await.unwrap(), model::initial_state());
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn the_warm_pool_is_topped_up_and_claimed_first(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let lab = Lab::with_options(
+        opts,
+        LabConfig {
+            warm_sandboxes: 3,
+            ..LabConfig::default()
+        },
+    );
+    assert_eq!(lab.refill_warm_pool().await.unwrap(), 3);
+    assert_eq!(lab.refill_warm_pool().await.unwrap(), 0, "already full");
+    let warm: Vec<String> = sqlx::query_scalar(
+        "SELECT schema_name FROM lab.sandboxes WHERE token_hash IS NULL ORDER BY created_at",
+    )
+    .fetch_all(lab.pool())
+    .await
+    .unwrap();
+    let (_, claimed) = lab.claim_sandbox().await.unwrap();
+    assert_eq!(
+        claimed.as_str(),
+        warm[0],
+        "the oldest warm sandbox is handed out"
+    );
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn the_reaper_drops_idle_sandboxes_with_their_schemas(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let lab = lab(opts).await;
+    let (token_old, old) = lab.claim_sandbox().await.unwrap();
+    let (_, fresh) = lab.claim_sandbox().await.unwrap();
+    sqlx::query(
+        "UPDATE lab.sandboxes SET last_used_at = now() - interval '2 hours' WHERE schema_name = $1",
+    )
+    .bind(old.as_str())
+    .execute(lab.pool())
+    .await
+    .unwrap();
+    assert_eq!(lab.reap_idle(Duration::from_secs(3600)).await.unwrap(), 1);
+    assert_eq!(lab.find_sandbox(&token_old).await.unwrap(), None);
+    let schema_left: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)")
+            .bind(old.as_str())
+            .fetch_one(lab.pool())
+            .await
+            .unwrap();
+    assert!(!schema_left, "the schema is dropped with its registry row");
+    assert!(lab.snapshot(&fresh).await.is_ok(), "a used sandbox stays");
+}
