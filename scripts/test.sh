@@ -23,6 +23,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# A one-off run gains nothing from incremental caches; they only cost disk and time.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
 ensure_toolchain
 ensure_chromium
 ensure_hadolint
