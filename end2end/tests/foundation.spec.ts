@@ -11,11 +11,22 @@ test("the server's HTML already shows ticket-42 open, in Russian", async ({ requ
 test("the page hydrates and its controls react only then", async ({ page }) => {
   await openHydrated(page);
   await expect(ticketStatus(page)).toHaveText("open");
-  const notes = page.locator("#column-notes");
-  await expect(notes).toBeHidden();
-  await page.getByRole("button", { name: /смысл столбцов/ }).click();
-  await expect(notes).toBeVisible();
-  await expect(notes).toContainText("event_id");
+  // The fate of a lost COMMIT only matters for that crash point; once the WebAssembly runs,
+  // the fate fieldset follows the chosen crash point.
+  const fate = page.locator("fieldset.fate");
+  await expect(fate).toBeDisabled();
+  await page.locator('input[name="crash"][value="commit_reply_lost"]').check();
+  await expect(fate).toBeEnabled();
+  await page.locator('input[name="crash"][value="after_update"]').check();
+  await expect(fate).toBeDisabled();
+});
+
+test("without JavaScript every field is enabled", async ({ browser }) => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto("/");
+  await expect(page.locator("fieldset.fate")).toBeEnabled();
+  await context.close();
 });
 
 test("the language switches between Russian and English and is remembered", async ({ page }) => {

@@ -75,7 +75,8 @@ pub enum Actor {
 
 /// What a step sent or what happened at that point.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+// Externally tagged: internally tagged enums cost a lot of WASM to deserialise.
+#[serde(rename_all = "snake_case")]
 pub enum Sent {
     /// A statement (BEGIN, COMMIT and ROLLBACK included) with its bound parameters.
     Sql { sql: String, params: Vec<String> },
@@ -89,7 +90,8 @@ pub enum Sent {
 
 /// PostgreSQL's answer to a step.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+// Externally tagged: internally tagged enums cost a lot of WASM to deserialise.
+#[serde(rename_all = "snake_case")]
 pub enum Answer {
     /// The statement completed; `rows` is the affected row count where it has one.
     Ok { rows: Option<u64> },

@@ -11,6 +11,9 @@ use crate::texts;
 #[component]
 pub fn FailureTable(report: Signal<Report>) -> impl IntoView {
     let l = use_i18n().get_locale_untracked();
+    let col_tickets = td_string!(l, failures.col_tickets);
+    let col_outbox = td_string!(l, failures.col_outbox);
+    let col_kafka = td_string!(l, failures.col_kafka);
     let lit = move || report.read().outcome.map(|o| o.failure_row());
     let rows = FailureRow::ALL
         .iter()
@@ -30,9 +33,9 @@ pub fn FailureTable(report: Signal<Report>) -> impl IntoView {
                                 .then(|| view! { <span class="here">{td_string!(l, failures.here)}</span> })
                         }}
                     </th>
-                    <td>{tickets}</td>
-                    <td>{outbox}</td>
-                    <td>{kafka}</td>
+                    <td data-label=col_tickets>{tickets}</td>
+                    <td data-label=col_outbox>{outbox}</td>
+                    <td data-label=col_kafka>{kafka}</td>
                 </tr>
             }
         })
@@ -41,7 +44,7 @@ pub fn FailureTable(report: Signal<Report>) -> impl IntoView {
         <section class="panel" aria-labelledby="failures-heading">
             <h2 id="failures-heading">{td_string!(l, failures.heading)}</h2>
             <div class="table-wrap">
-                <table class="data failures">
+                <table class="data failures stack">
                     <thead>
                         <tr>
                             <th scope="col">{td_string!(l, failures.col_point)}</th>

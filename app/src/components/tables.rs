@@ -96,7 +96,6 @@ fn mark_view(change: &Change, l: Locale) -> impl IntoView + use<> {
 #[component]
 pub fn Tables(report: Signal<Report>) -> impl IntoView {
     let l = use_i18n().get_locale_untracked();
-    let (notes, set_notes) = signal(false);
     let tickets = move || {
         let r = report.read();
         ticket_rows(r.before.as_ref(), &r.snapshot)
@@ -104,8 +103,8 @@ pub fn Tables(report: Signal<Report>) -> impl IntoView {
             .map(|(t, change)| {
                 view! {
                     <tr data-id=t.id.clone() data-change=change.attr()>
-                        <td>{t.id.clone()}</td>
-                        <td data-col="status">{t.status.clone()}</td>
+                        <td data-label="id">{t.id.clone()}</td>
+                        <td data-col="status" data-label="status">{t.status.clone()}</td>
                         <td class="mark-cell">{mark_view(&change, l)}</td>
                     </tr>
                 }
@@ -127,12 +126,12 @@ pub fn Tables(report: Signal<Report>) -> impl IntoView {
             .map(|(row, change)| {
                 view! {
                     <tr data-id=row.event_id.clone() data-change=change.attr()>
-                        <td data-col="event_id">{row.event_id.clone()}</td>
-                        <td data-col="aggregate_id">{row.aggregate_id.clone()}</td>
-                        <td class="json" data-col="payload">
+                        <td data-col="event_id" data-label="event_id">{row.event_id.clone()}</td>
+                        <td data-col="aggregate_id" data-label="aggregate_id">{row.aggregate_id.clone()}</td>
+                        <td class="json" data-col="payload" data-label="payload">
                             <code>{row.payload.clone()}</code>
                         </td>
-                        <td data-col="published_at">
+                        <td data-col="published_at" data-label="published_at">
                             {row.published_at.clone().unwrap_or_else(|| "NULL".to_owned())}
                         </td>
                         <td class="mark-cell">{mark_view(&change, l)}</td>
@@ -218,7 +217,7 @@ pub fn Tables(report: Signal<Report>) -> impl IntoView {
             <p class="db-label">{td_string!(l, ticket_db)}</p>
             <div class="tables-grid">
                 <div class="table-wrap">
-                    <table class="data" data-table="tickets">
+                    <table class="data stack" data-table="tickets">
                         <caption>
                             {td_string!(l, tickets_caption)} " — "
                             <span class="caption-state">{move || changed_word(tickets_changed())}</span>
@@ -236,7 +235,7 @@ pub fn Tables(report: Signal<Report>) -> impl IntoView {
                     </table>
                 </div>
                 <div class="table-wrap">
-                    <table class="data" data-table="outbox">
+                    <table class="data stack" data-table="outbox">
                         <caption>
                             {td_string!(l, outbox_caption)} " — "
                             <span class="caption-state">{move || changed_word(outbox_changed())}</span>
@@ -256,23 +255,15 @@ pub fn Tables(report: Signal<Report>) -> impl IntoView {
                     </table>
                 </div>
             </div>
-            <button
-                type="button"
-                class="link-button"
-                aria-expanded=move || notes.get().to_string()
-                aria-controls="column-notes"
-                on:click=move |_| set_notes.update(|open| *open = !*open)
-            >
-                {move || {
-                    if notes.get() { td_string!(l, notes_hide) } else { td_string!(l, notes_show) }
-                }}
-            </button>
-            <ul id="column-notes" class="column-notes" hidden=move || !notes.get()>
-                <li>{td_string!(l, note_event_id)}</li>
-                <li>{td_string!(l, note_aggregate_id)}</li>
-                <li>{td_string!(l, note_payload)}</li>
-                <li>{td_string!(l, note_published_at)}</li>
-            </ul>
+            <details class="column-notes">
+                <summary>{td_string!(l, notes_show)}</summary>
+                <ul>
+                    <li>{td_string!(l, note_event_id)}</li>
+                    <li>{td_string!(l, note_aggregate_id)}</li>
+                    <li>{td_string!(l, note_payload)}</li>
+                    <li>{td_string!(l, note_published_at)}</li>
+                </ul>
+            </details>
             <p class="db-label">
                 "Kafka / History " <span class="sim">{td_string!(l, tables.simulated)}</span>
             </p>

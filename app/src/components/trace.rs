@@ -38,7 +38,8 @@ fn actor_id(a: Actor) -> &'static str {
 }
 
 fn step(l: Locale, s: TraceStep) -> impl IntoView {
-    let ms = format!("{:.1}", s.at_us as f64 / 1000.0);
+    // Integer arithmetic: float formatting would add kilobytes to the WASM.
+    let ms = format!("{}.{}", s.at_us / 1000, (s.at_us % 1000) / 100);
     let sent = match &s.sent {
         Sent::Sql { sql, params } => {
             let params = (!params.is_empty()).then(|| {
