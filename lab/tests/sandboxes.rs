@@ -7,7 +7,7 @@ use std::time::Duration;
 use common::*;
 use outbox_lab::catalog::CrashPoint;
 use outbox_lab::model;
-use outbox_lab::pg::{Lab, LabConfig, SandboxToken};
+use outbox_lab::pg::{Lab, LabConfig, LabError, RateLimit, SandboxToken};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
@@ -123,4 +123,42 @@ async fn the_reaper_drops_idle_sandboxes_with_their_schemas(
             .unwrap();
     assert!(!schema_left, "the schema is dropped with its registry row");
     assert!(lab.snapshot(&fresh).await.is_ok(), "a used sandbox stays");
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn a_sandbox_that_spends_its_budget_is_slowed_down_alone(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    // Two replicas share the database, and so the budget.
+    let config = LabConfig {
+        warm_sandboxes: 0,
+        rate: RateLimit {
+            per_second: 0.001,
+            burst: 3.0,
+        },
+        ..LabConfig::default()
+    };
+    let a = Lab::with_options(opts.clone(), config.clone());
+    let b = Lab::with_options(opts, config);
+    let (greedy, schema) = a.claim_sandbox().await.unwrap();
+    let (calm, _) = a.claim_sandbox().await.unwrap();
+    for lab in [&a, &b, &a] {
+        assert_eq!(
+            lab.find_sandbox(&greedy).await.unwrap(),
+            Some(schema.clone())
+        );
+    }
+    assert!(matches!(
+        b.find_sandbox(&greedy).await,
+        Err(LabError::RateLimited)
+    ));
+    assert!(
+        a.find_sandbox(&calm).await.unwrap().is_some(),
+        "others are not slowed down"
+    );
+    assert_eq!(
+        a.find_sandbox(&SandboxToken::generate()).await.unwrap(),
+        None
+    );
 }

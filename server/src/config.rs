@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use outbox_lab::pg::LabConfig;
+use outbox_lab::pg::{LabConfig, RateLimit};
 
 /// Settings read at start-up.
 #[derive(Clone, Debug)]
@@ -35,6 +35,10 @@ impl Config {
             crash_connections: number("PLAYGROUND_CRASH_CONNECTIONS", defaults.crash_connections)?,
             warm_sandboxes: number("PLAYGROUND_WARM_SANDBOXES", defaults.warm_sandboxes)?,
             max_sandboxes: number("PLAYGROUND_MAX_SANDBOXES", defaults.max_sandboxes)?,
+            rate: RateLimit {
+                per_second: positive("PLAYGROUND_RATE_PER_SECOND", defaults.rate.per_second)?,
+                burst: positive("PLAYGROUND_RATE_BURST", defaults.rate.burst)?,
+            },
             ..defaults
         };
         Ok(Config {
@@ -55,5 +59,18 @@ fn number<T: std::str::FromStr>(name: &'static str, default: T) -> Result<T, Con
             expected: "a whole number",
             value,
         }),
+    }
+}
+
+fn positive(name: &'static str, default: f32) -> Result<f32, ConfigError> {
+    let value: f32 = number(name, default)?;
+    if value.is_finite() && value >= 1.0 {
+        Ok(value)
+    } else {
+        Err(ConfigError {
+            name,
+            expected: "a number of at least 1",
+            value: value.to_string(),
+        })
     }
 }

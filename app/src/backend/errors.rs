@@ -27,6 +27,11 @@ impl ApiError {
                 "sandbox_limit",
                 td_string!(l, errors.sandbox_limit),
             ),
+            LabError::RateLimited => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                td_string!(l, errors.busy),
+            ),
             LabError::NothingToReconcile => (
                 StatusCode::CONFLICT,
                 "nothing_to_reconcile",

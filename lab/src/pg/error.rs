@@ -30,6 +30,9 @@ pub enum LabError {
     /// The lost-COMMIT-reply fault needs a plain TCP connection to PostgreSQL.
     #[error("a lost COMMIT reply can only be simulated over TCP without TLS")]
     RelayUnsupported,
+    /// The sandbox made more requests than its budget allows; waiting a moment helps.
+    #[error("too many requests for this sandbox")]
+    RateLimited,
     /// No attempt of this sandbox has a transaction id to reconcile.
     #[error("no attempt awaits reconciliation")]
     NothingToReconcile,

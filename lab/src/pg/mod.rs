@@ -19,3 +19,4 @@ pub mod wire_fault;
 pub use error::LabError;
 pub use names::{SandboxToken, SchemaName};
 pub use runner::{Lab, LabConfig};
+pub use sandbox::RateLimit;

@@ -23,7 +23,7 @@ use super::crash;
 use super::database;
 use super::error::LabError;
 use super::names::{SandboxToken, SchemaName};
-use super::sandbox;
+use super::sandbox::{self, RateLimit};
 use super::trace::{Tracer, done, rows};
 use super::wire_fault::{CommitFault, Relay, Upstream};
 
@@ -44,6 +44,8 @@ pub struct LabConfig {
     /// How long a crashed backend may take to exit before the action fails.
     pub backend_exit_timeout: Duration,
     pub acquire_timeout: Duration,
+    /// Requests per sandbox: a burst, then a steady rate (shared by all server processes).
+    pub rate: RateLimit,
 }
 
 impl Default for LabConfig {
@@ -58,6 +60,12 @@ impl Default for LabConfig {
             idle_in_transaction_timeout: Duration::from_secs(10),
             backend_exit_timeout: Duration::from_secs(5),
             acquire_timeout: Duration::from_secs(5),
+            // A learner clicks a few times a second at most; a script hammering one sandbox
+            // is slowed down before it can crowd out everyone else.
+            rate: RateLimit {
+                per_second: 10.0,
+                burst: 30.0,
+            },
         }
     }
 }
@@ -148,9 +156,10 @@ impl Lab {
         claimed
     }
 
-    /// The learner's sandbox, if the token still has one.
+    /// The learner's sandbox, if the token still has one. Each call spends one request from
+    /// the sandbox's budget; [`LabError::RateLimited`] when it is spent.
     pub async fn find_sandbox(&self, token: &SandboxToken) -> Result<Option<SchemaName>, LabError> {
-        sandbox::find(self.pool(), token).await
+        sandbox::find(self.pool(), token, &self.inner.config.rate).await
     }
 
     /// Tops the warm pool up now; returns how many sandboxes were stamped.

@@ -50,15 +50,32 @@ pub async fn claim(
     Ok((token, name))
 }
 
-/// The learner's sandbox, if the token belongs to one.
-pub async fn find(pool: &PgPool, token: &SandboxToken) -> Result<Option<SchemaName>, LabError> {
-    let found: Option<String> =
-        sqlx::query_scalar("SELECT lab.touch_sandbox(sha256(decode($1, 'hex')))")
-            .bind(token.as_str())
-            .fetch_one(pool)
-            .await
-            .map_err(LabError::from_sqlx)?;
-    Ok(found.as_deref().and_then(SchemaName::parse))
+/// The learner's sandbox, if the token belongs to one; spends one request from its budget.
+pub async fn find(
+    pool: &PgPool,
+    token: &SandboxToken,
+    limit: &RateLimit,
+) -> Result<Option<SchemaName>, LabError> {
+    let (found, allowed): (Option<String>, Option<bool>) = sqlx::query_as(
+        "SELECT schema_name, allowed FROM lab.enter_sandbox(sha256(decode($1, 'hex')), $2, $3)",
+    )
+    .bind(token.as_str())
+    .bind(limit.per_second)
+    .bind(limit.burst)
+    .fetch_one(pool)
+    .await
+    .map_err(LabError::from_sqlx)?;
+    match found.as_deref().and_then(SchemaName::parse) {
+        Some(_) if allowed != Some(true) => Err(LabError::RateLimited),
+        found => Ok(found),
+    }
+}
+
+/// How many requests a sandbox may make: `burst` at once, then `per_second`.
+#[derive(Clone, Copy, Debug)]
+pub struct RateLimit {
+    pub per_second: f32,
+    pub burst: f32,
 }
 
 async fn ensure_room(pool: &PgPool, max_sandboxes: u32) -> Result<(), LabError> {
