@@ -44,6 +44,31 @@ impl FromServerFnError for ApiError {
                 | ServerFnErrorErr::Deserialization(_)
                 | ServerFnErrorErr::Request(_)
         );
+        Self::from_framework(bad_request, value)
+    }
+}
+
+impl ApiError {
+    #[cfg(feature = "ssr")]
+    fn from_framework(bad_request: bool, value: ServerFnErrorErr) -> Self {
+        use leptos_i18n::td_string;
+        let l = crate::locale::current();
+        if bad_request {
+            tracing::info!(error = %value, "request refused");
+            let detail = value.to_string();
+            let message = td_string!(l, errors.bad_request, detail = detail).to_string();
+            ApiError::new(http::StatusCode::BAD_REQUEST, "bad_request", message)
+        } else {
+            tracing::error!(error = %value, "server function failed");
+            let message = td_string!(l, errors.internal).to_owned();
+            ApiError::new(http::StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+        }
+    }
+
+    // In the browser these errors come from the transport (the server was unreachable or
+    // answered something unreadable); the page shows the server's words when it has them.
+    #[cfg(not(feature = "ssr"))]
+    fn from_framework(bad_request: bool, value: ServerFnErrorErr) -> Self {
         let (code, status) = if bad_request {
             ("bad_request", 400)
         } else {

@@ -13,6 +13,7 @@ use axum::routing::{get, post};
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list, handle_server_fns_with_context};
 use tower_http::compression::CompressionLayer;
+use tower_http::limit::RequestBodyLimitLayer;
 
 /// Everything a handler may need.
 #[derive(Clone)]
@@ -26,6 +27,10 @@ impl FromRef<ServerState> for LeptosOptions {
         state.leptos.clone()
     }
 }
+
+/// The largest request body: a full 8 KiB payload, percent-encoded, fits with room to
+/// spare; anything bigger is refused with 413 before it is read.
+pub const API_BODY_LIMIT: usize = 64 * 1024;
 
 pub fn router(state: ServerState) -> Router {
     let routes = generate_route_list(App);
@@ -43,6 +48,8 @@ pub fn router(state: ServerState) -> Router {
             },
         )
         .fallback(leptos_axum::file_and_error_handler::<ServerState, _>(shell))
+        // For every route: leptos_routes registers each server function at its own path.
+        .layer(RequestBodyLimitLayer::new(API_BODY_LIMIT))
         .layer(CompressionLayer::new())
         .with_state(state)
 }

@@ -1,73 +1,12 @@
 //! The HTTP API driven through the router (no sockets), on a fresh database per test.
 
-use app::backend::state::AppState;
-use axum::Router;
+mod common;
+
 use axum::body::Body;
-use http::{Request, StatusCode, header};
-use http_body_util::BodyExt;
-use leptos::prelude::LeptosOptions;
-use outbox_lab::pg::{Lab, LabConfig};
-use serde_json::Value;
-use server::routes::{ServerState, router};
+use common::{app, cookie_pair, post};
+use http::{Request, StatusCode};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use tower::ServiceExt;
-
-fn app(opts: PgConnectOptions) -> Router {
-    let lab = Lab::with_options(
-        opts,
-        LabConfig {
-            warm_sandboxes: 0,
-            ..LabConfig::default()
-        },
-    );
-    let leptos = LeptosOptions::builder()
-        .output_name("outbox-playground")
-        .site_root("target/site")
-        .build();
-    router(ServerState {
-        leptos,
-        app: AppState { lab },
-    })
-}
-
-struct Answer {
-    status: StatusCode,
-    cookie: Option<String>,
-    json: Value,
-}
-
-async fn post(app: &Router, path: &str, form: &str, extra: &[(&str, &str)]) -> Answer {
-    let mut request = Request::post(path)
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .header(header::ACCEPT, "application/json");
-    for (k, v) in extra {
-        request = request.header(*k, *v);
-    }
-    let response = app
-        .clone()
-        .oneshot(request.body(Body::from(form.to_owned())).unwrap())
-        .await
-        .unwrap();
-    let status = response.status();
-    let cookie = response
-        .headers()
-        .get_all(header::SET_COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with("sandbox="))
-        .map(str::to_owned);
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    Answer {
-        status,
-        cookie,
-        json,
-    }
-}
-
-fn cookie_pair(set_cookie: &str) -> String {
-    set_cookie.split(';').next().unwrap().to_owned()
-}
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
 async fn an_attempt_answers_a_report_and_gives_a_newcomer_a_sandbox_cookie(

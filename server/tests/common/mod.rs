@@ -1,0 +1,86 @@
+//! Shared set-up for the HTTP tests: the router on the fresh database `#[sqlx::test]` made,
+//! driven without sockets.
+
+#![allow(dead_code)]
+
+use app::backend::state::AppState;
+use axum::Router;
+use axum::body::Body;
+use http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use leptos::prelude::LeptosOptions;
+use outbox_lab::pg::{Lab, LabConfig};
+use serde_json::Value;
+use server::routes::{ServerState, router};
+use sqlx::postgres::PgConnectOptions;
+use tower::ServiceExt;
+
+pub fn app(opts: PgConnectOptions) -> Router {
+    let lab = Lab::with_options(
+        opts,
+        LabConfig {
+            warm_sandboxes: 0,
+            ..LabConfig::default()
+        },
+    );
+    let leptos = LeptosOptions::builder()
+        .output_name("outbox-playground")
+        .site_root("target/site")
+        .build();
+    router(ServerState {
+        leptos,
+        app: AppState { lab },
+    })
+}
+
+pub struct Answer {
+    pub status: StatusCode,
+    pub cookie: Option<String>,
+    pub json: Value,
+}
+
+pub async fn post(app: &Router, path: &str, form: &str, extra: &[(&str, &str)]) -> Answer {
+    let form_type = "application/x-www-form-urlencoded";
+    post_raw(app, path, form_type, form.as_bytes().to_vec(), extra).await
+}
+
+/// Posts any bytes with any content type; the answer's body is read as JSON if it is JSON.
+pub async fn post_raw(
+    app: &Router,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+    extra: &[(&str, &str)],
+) -> Answer {
+    let mut request = Request::post(path)
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::CONTENT_LENGTH, body.len())
+        .header(header::ACCEPT, "application/json");
+    for (k, v) in extra {
+        request = request.header(*k, *v);
+    }
+    let response = app
+        .clone()
+        .oneshot(request.body(Body::from(body)).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let cookie = response
+        .headers()
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("sandbox="))
+        .map(str::to_owned);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    Answer {
+        status,
+        cookie,
+        json,
+    }
+}
+
+pub fn cookie_pair(set_cookie: &str) -> String {
+    set_cookie.split(';').next().unwrap().to_owned()
+}
