@@ -73,7 +73,7 @@ async fn a_crash_mid_transaction_leaves_no_backend_no_open_transaction_and_no_lo
 }
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
-async fn two_hundred_crashes_leave_the_pool_and_postgresql_as_they_were(
+async fn many_crashes_leave_the_pool_and_postgresql_as_they_were(
     _pool: PgPoolOptions,
     opts: PgConnectOptions,
 ) {
@@ -92,7 +92,12 @@ async fn two_hundred_crashes_leave_the_pool_and_postgresql_as_they_were(
         lost_reply(CommitFate::NotApplied),
         lost_reply(CommitFate::Applied),
     ];
-    for i in 0..200 {
+    // The soak command raises this to 5 000.
+    let attempts: usize = std::env::var("CRASH_ATTEMPTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    for i in 0..attempts {
         let spec = &crashes[i % crashes.len()];
         lab.attempt(&sb, spec).await.unwrap();
         if spec.commit_fate == CommitFate::Applied {
