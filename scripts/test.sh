@@ -55,7 +55,8 @@ scripts/wasm-size.sh
 E2E_DB="outbox_e2e_$$"
 PORT="$(free_port 3100)"
 log "starting the server on 127.0.0.1:$PORT (database $E2E_DB)"
-DATABASE_URL="$PG_SERVER_URL/$E2E_DB" \
+# A browser test clicks faster than a learner; a larger request budget keeps it from 429s.
+DATABASE_URL="$PG_SERVER_URL/$E2E_DB" PLAYGROUND_RATE_PER_SECOND=100 PLAYGROUND_RATE_BURST=300 \
   LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg LEPTOS_OUTPUT_NAME=outbox-playground \
   LEPTOS_SITE_ADDR="127.0.0.1:$PORT" LEPTOS_ENV=PROD RUST_LOG="${RUST_LOG:-warn}" \
   target/release/server &
