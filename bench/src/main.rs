@@ -1,0 +1,259 @@
+//! The benchmark behind `scripts/bench.sh`: the lesson's transaction on raw PostgreSQL
+//! (pgbench) against the playground over HTTP at the same concurrency, page latency idle and
+//! under load, sandbox creation, memory with many idle sandboxes, and the WASM size.
+//! It prints a Markdown report and writes it to BENCHMARKS.md.
+
+mod http_load;
+mod pgbench;
+mod sandboxes;
+mod stats;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use sqlx::postgres::PgConnectOptions;
+use sqlx::{Connection, Executor, PgConnection};
+
+use http_load::Client;
+use stats::Summary;
+
+/// Everything the script hands over, from the environment.
+struct Settings {
+    url: String,
+    server_pid: u32,
+    pg_server: String,
+    app_database: String,
+    pgbench: PathBuf,
+    seconds: u64,
+    clients: Vec<usize>,
+    idle_sandboxes: usize,
+    context: String,
+    wasm: String,
+    out: PathBuf,
+}
+
+fn env(name: &str) -> Result<String> {
+    std::env::var(name).with_context(|| format!("{name} is not set (run scripts/bench.sh)"))
+}
+
+impl Settings {
+    fn from_env() -> Result<Settings> {
+        let clients = env("BENCH_CLIENTS")
+            .unwrap_or_else(|_| "1,8,32".into())
+            .split(',')
+            .map(|c| c.trim().parse())
+            .collect::<Result<Vec<usize>, _>>()
+            .context("BENCH_CLIENTS must be numbers separated by commas")?;
+        Ok(Settings {
+            url: env("BENCH_URL")?,
+            server_pid: env("BENCH_SERVER_PID")?.parse()?,
+            pg_server: env("BENCH_PG_SERVER_URL")?,
+            app_database: env("BENCH_APP_DATABASE_URL")?,
+            pgbench: env("BENCH_PGBENCH")?.into(),
+            seconds: env("BENCH_SECONDS")
+                .unwrap_or_else(|_| "10".into())
+                .parse()?,
+            clients,
+            idle_sandboxes: env("BENCH_IDLE_SANDBOXES")
+                .unwrap_or_else(|_| "10000".into())
+                .parse()?,
+            context: env("BENCH_CONTEXT").unwrap_or_default(),
+            wasm: env("BENCH_WASM").unwrap_or_else(|_| "not measured".into()),
+            out: env("BENCH_OUT")
+                .unwrap_or_else(|_| "BENCHMARKS.md".into())
+                .into(),
+        })
+    }
+}
+
+struct Row {
+    clients: usize,
+    pg: Summary,
+    cycles: Summary,
+    attempts: Summary,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let s = Settings::from_env()?;
+    let duration = Duration::from_secs(s.seconds);
+    let max_clients = s.clients.iter().copied().max().unwrap_or(1);
+    let pg_server = PgConnectOptions::from_str(&s.pg_server)?;
+
+    eprintln!("pgbench: preparing");
+    let pgbench = pgbench::PgBench {
+        binary: s.pgbench.clone(),
+        server: pg_server.clone(),
+        database: "outbox_bench_raw".into(),
+        work_dir: std::env::temp_dir().join("outbox-bench"),
+    };
+    pgbench.prepare(max_clients).await?;
+
+    let client = Client::new(&s.url);
+    let mut cookies = Vec::new();
+    for _ in 0..max_clients {
+        cookies.push(client.new_learner().await?);
+    }
+
+    let mut rows = Vec::new();
+    for &c in &s.clients {
+        eprintln!("{c} clients: pgbench");
+        let pg = pgbench.run(c, duration)?.summary();
+        eprintln!("{c} learners: playground");
+        let mut load = http_load::learners(&client, &cookies[..c], duration).await?;
+        rows.push(Row {
+            clients: c,
+            pg,
+            cycles: load.cycles.summary(),
+            attempts: load.attempts.summary(),
+        });
+    }
+
+    eprintln!("pages: idle, then under load");
+    let page_idle = http_load::pages(&client, &cookies[0], duration)
+        .await?
+        .summary();
+    let (page_load, _) = tokio::join!(
+        http_load::pages(&client, &cookies[0], duration),
+        http_load::learners(&client, &cookies[1..], duration)
+    );
+    let page_load = page_load?.summary();
+
+    eprintln!("sandbox creation");
+    let scratch = "outbox_bench_sandboxes";
+    let scratch_url = format!("{}/{scratch}", s.pg_server.trim_end_matches('/'));
+    let rates = sandboxes::creation_rates(&scratch_url, 100).await?;
+    drop_database(&pg_server, scratch).await?;
+    drop_database(&pg_server, &pgbench.database).await?;
+
+    eprintln!("{} idle sandboxes", s.idle_sandboxes);
+    let rss_before = sandboxes::rss_mib(s.server_pid)?;
+    sandboxes::make_idle(&s.app_database, s.idle_sandboxes).await?;
+    let rss_after = sandboxes::rss_mib(s.server_pid)?;
+    let mut after = http_load::learners(&client, &cookies[..1], duration).await?;
+    let attempt_after = after.attempts.summary();
+
+    let report = render(
+        &s,
+        &rows,
+        page_idle,
+        page_load,
+        rates,
+        (rss_before, rss_after),
+        attempt_after,
+    );
+    println!("{report}");
+    std::fs::write(&s.out, report).with_context(|| format!("writing {}", s.out.display()))?;
+    Ok(())
+}
+
+async fn drop_database(server: &PgConnectOptions, name: &str) -> Result<()> {
+    let mut admin = PgConnection::connect_with(&server.clone().database("postgres")).await?;
+    // Our own constant names only.
+    admin
+        .execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
+        .await?;
+    Ok(())
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "met" } else { "**missed**" }
+}
+
+fn render(
+    s: &Settings,
+    rows: &[Row],
+    page_idle: Summary,
+    page_load: Summary,
+    (stamped, warm): (f64, f64),
+    (rss_before, rss_after): (f64, f64),
+    attempt_after: Summary,
+) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# Benchmarks\n\n{}\n", s.context.trim());
+    let _ = writeln!(
+        md,
+        "Each step runs {} s. A **cycle** is one learner's attempt plus the reset before the next \
+         one. pgbench runs the lesson's transaction (BEGIN, guarded UPDATE, INSERT into the outbox, \
+         COMMIT) and then puts its own ticket back (DELETE the outbox rows, UPDATE to open), one \
+         ticket per client, on the same PostgreSQL. The playground's learners each have their \
+         own sandbox and do `POST /api/attempt` (crash `none`) then `POST /api/reset` over \
+         HTTP/1.1 keep-alive. Latencies are per cycle, nearest-rank percentiles.\n",
+        s.seconds
+    );
+    md.push_str("## The lesson's transaction: raw PostgreSQL against the playground\n\n");
+    md.push_str(
+        "| clients | pgbench cycles/s | p50 ms | p99 ms | playground cycles/s | p50 ms | p99 ms \
+         | attempt alone p50 / p99 ms | ratio (cycles/s) | p99 ÷ pgbench p99 | errors |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            md,
+            "| {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2} / {:.2} | {:.2} | {:.1} | {} / {} |",
+            r.clients,
+            r.pg.per_second,
+            r.pg.p50_ms,
+            r.pg.p99_ms,
+            r.cycles.per_second,
+            r.cycles.p50_ms,
+            r.cycles.p99_ms,
+            r.attempts.p50_ms,
+            r.attempts.p99_ms,
+            r.cycles.per_second / r.pg.per_second,
+            r.cycles.p99_ms / r.pg.p99_ms,
+            r.pg.errors,
+            r.cycles.errors,
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\n## The page (server-side rendering)\n\n| | pages/s | p50 ms | p99 ms |\n|---|---:|---:|---:|\n\
+         | idle | {:.0} | {:.2} | {:.2} |\n| under load ({} learners) | {:.0} | {:.2} | {:.2} |\n",
+        page_idle.per_second,
+        page_idle.p50_ms,
+        page_idle.p99_ms,
+        rows.last().map_or(0, |r| r.clients).saturating_sub(1),
+        page_load.per_second,
+        page_load.p50_ms,
+        page_load.p99_ms,
+    );
+    let _ = writeln!(
+        md,
+        "## Sandboxes\n\n| | value |\n|---|---:|\n| created on demand (stamped from the template) | {stamped:.0} /s |\n\
+         | handed out from the warm pool | {warm:.0} /s |\n| server RSS before | {rss_before:.1} MiB |\n\
+         | server RSS with {} more idle sandboxes | {rss_after:.1} MiB |\n\
+         | one learner's attempt with them, p50 / p99 | {:.2} / {:.2} ms |\n\n\
+         ## WASM\n\n{}\n",
+        s.idle_sandboxes, attempt_after.p50_ms, attempt_after.p99_ms, s.wasm
+    );
+    md.push_str("## Targets\n\n");
+    if let Some(top) = rows.iter().max_by_key(|r| r.clients) {
+        let ratio = top.cycles.per_second / top.pg.per_second;
+        let p99 = top.cycles.p99_ms / top.pg.p99_ms;
+        let _ = writeln!(
+            md,
+            "- ratio ≥ 0.5 at {} learners: {} ({ratio:.2})\n- p99 ≤ 3 × pgbench's p99: {} ({p99:.1} ×)",
+            top.clients,
+            verdict(ratio >= 0.5),
+            verdict(p99 <= 3.0)
+        );
+    }
+    if let Some(one) = rows.iter().find(|r| r.clients == 1) {
+        let _ = writeln!(
+            md,
+            "- attempt latency unchanged with {} idle sandboxes: p50 {:.2} ms before, {:.2} ms after",
+            s.idle_sandboxes, one.attempts.p50_ms, attempt_after.p50_ms
+        );
+    }
+    let _ = writeln!(
+        md,
+        "- server RSS < 200 MB with {} idle sandboxes: {} ({rss_after:.1} MiB)",
+        s.idle_sandboxes,
+        verdict(rss_after < 200.0)
+    );
+    md
+}

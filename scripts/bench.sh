@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The benchmark: builds the release server and site, starts the server on its own database,
+# runs the lesson's transaction with pgbench and the playground over HTTP at 1, 8 and 32
+# clients, and prints the table, also written to BENCHMARKS.md. Settings (environment):
+# BENCH_SECONDS per step (10), BENCH_CLIENTS (1,8,32), BENCH_IDLE_SANDBOXES (10000).
+source "$(dirname "$0")/lib.sh"
+
+SERVER_PID=""
+BENCH_DB="outbox_bench_app"
+cleanup() {
+  local status=$?
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  if [ -n "${PG_SERVER_URL:-}" ]; then
+    psql -w -q "$PG_SERVER_URL/postgres" -c "DROP DATABASE IF EXISTS \"$BENCH_DB\" WITH (FORCE)" \
+      >/dev/null 2>&1 || true
+  fi
+  stop_private_postgres
+  exit "$status"
+}
+trap cleanup EXIT
+
+ensure_toolchain
+ensure_postgres outbox_playground
+psql -w -q "$PG_SERVER_URL/postgres" -c "DROP DATABASE IF EXISTS \"$BENCH_DB\" WITH (FORCE)"
+
+log "building the release site, the server and the benchmark"
+cargo leptos build --release
+cargo build --release -p bench
+WASM_LINE="$(scripts/wasm-size.sh 2>&1 | head -n1 || true)"
+
+PORT="$(free_port 3200)"
+log "starting the server on 127.0.0.1:$PORT (database $BENCH_DB)"
+# The warm pool is sized for a class arriving at once. The per-sandbox request budget is
+# lifted: it exists to stop scripts, and here a script is the point.
+DATABASE_URL="$PG_SERVER_URL/$BENCH_DB" PLAYGROUND_WARM_SANDBOXES=40 \
+  PLAYGROUND_RATE_PER_SECOND=1000000 PLAYGROUND_RATE_BURST=1000000 \
+  LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg LEPTOS_OUTPUT_NAME=outbox-playground \
+  LEPTOS_SITE_ADDR="127.0.0.1:$PORT" LEPTOS_ENV=PROD RUST_LOG="${RUST_LOG:-warn}" \
+  target/release/server &
+SERVER_PID=$!
+for _ in $(seq 1 300); do
+  curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+  kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited during start-up"
+  sleep 0.2
+done
+curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || die "the server did not become healthy"
+
+CONTEXT="Run on $(date -u '+%Y-%m-%d %H:%M UTC') at commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown).
+
+- machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/Mem:/ {print $2}') GiB RAM
+- PostgreSQL: $(psql -w -Atq "$PG_SERVER_URL/postgres" -c 'SHOW server_version')
+- pgbench: $("$(pg_bin_dir)/pgbench" --version)
+- $(rustc --version); server built with the release profile; load from \`bench\` (hyper client)
+- the server runs with its defaults except a warm pool of 40 and no per-sandbox request budget
+- command: \`./scripts/bench.sh\` (BENCH_SECONDS=${BENCH_SECONDS:-10}, BENCH_CLIENTS=${BENCH_CLIENTS:-1,8,32}, BENCH_IDLE_SANDBOXES=${BENCH_IDLE_SANDBOXES:-10000})"
+
+log "benchmarking"
+BENCH_URL="http://127.0.0.1:$PORT" BENCH_SERVER_PID="$SERVER_PID" \
+  BENCH_PG_SERVER_URL="$PG_SERVER_URL" BENCH_APP_DATABASE_URL="$PG_SERVER_URL/$BENCH_DB" \
+  BENCH_PGBENCH="$(pg_bin_dir)/pgbench" BENCH_CONTEXT="$CONTEXT" BENCH_WASM="$WASM_LINE" \
+  BENCH_OUT="${BENCH_OUT:-BENCHMARKS.md}" target/release/bench
