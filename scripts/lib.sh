@@ -91,6 +91,7 @@ ensure_toolchain() {
 
 PRIVATE_PG_DIR=""
 PRIVATE_PG_BIN=""
+PRIVATE_PG_PORT=""
 
 pg_bin_dir() {
   local dir
@@ -119,13 +120,15 @@ free_port() {
 
 start_private_postgres() {
   PRIVATE_PG_BIN="$(pg_bin_dir)"
-  PRIVATE_PG_DIR="$ROOT/.pg"
+  # One folder per purpose, so a test's own throw-away cluster never meets the main one.
+  local name="${PRIVATE_PG_NAME:-main}"
+  PRIVATE_PG_DIR="$ROOT/.pg/$name"
   if [ "$(id -u)" -eq 0 ]; then
     id postgres >/dev/null 2>&1 || die "a private PostgreSQL needs a 'postgres' user to run as"
     # The postgres user must be able to reach the folder; a clone under a private
     # directory (mktemp -d) is not reachable, so fall back to one outside it.
     if ! runuser -u postgres -- test -x "$ROOT"; then
-      PRIVATE_PG_DIR="/tmp/outbox-playground-pg-$(printf '%s' "$ROOT" | md5sum | cut -c1-8)"
+      PRIVATE_PG_DIR="/tmp/outbox-playground-pg-$(printf '%s' "$ROOT" | md5sum | cut -c1-8)-$name"
       log "the postgres user cannot enter $ROOT; keeping the private cluster in $PRIVATE_PG_DIR"
     fi
   fi
@@ -137,12 +140,16 @@ start_private_postgres() {
       --no-sync >/dev/null
   fi
   as_pg mkdir -p "$PRIVATE_PG_DIR/run"
-  local port
-  port="$(free_port 55432)"
-  log "starting the private PostgreSQL on 127.0.0.1:$port"
+  PRIVATE_PG_PORT="$(free_port 55432)"
+  private_postgres_start
+  PG_SERVER_URL="postgres://postgres@127.0.0.1:$PRIVATE_PG_PORT"
+}
+
+# Starts the private cluster (again) on its port.
+private_postgres_start() {
+  log "starting the private PostgreSQL on 127.0.0.1:$PRIVATE_PG_PORT"
   as_pg "$PRIVATE_PG_BIN/pg_ctl" -D "$PRIVATE_PG_DIR/data" -l "$PRIVATE_PG_DIR/server.log" -w \
-    -o "-p $port -k $PRIVATE_PG_DIR/run -c listen_addresses=127.0.0.1" start >/dev/null
-  PG_SERVER_URL="postgres://postgres@127.0.0.1:$port"
+    -o "-p $PRIVATE_PG_PORT -k $PRIVATE_PG_DIR/run -c listen_addresses=127.0.0.1" start >/dev/null
 }
 
 stop_private_postgres() {

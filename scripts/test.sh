@@ -71,3 +71,6 @@ curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || die "the server did not
 log "Playwright in Chromium"
 (cd end2end && BASE_URL="http://127.0.0.1:$PORT" DATABASE_URL="$PG_SERVER_URL/$E2E_DB" \
   npx playwright test)
+
+log "fault: PostgreSQL restarted under the running server (private cluster)"
+scripts/fault-restart.sh
