@@ -5,14 +5,10 @@
 # BENCH_SECONDS per step (10), BENCH_CLIENTS (1,8,32), BENCH_IDLE_SANDBOXES (10000).
 source "$(dirname "$0")/lib.sh"
 
-SERVER_PID=""
 BENCH_DB="outbox_bench_app"
 cleanup() {
   local status=$?
-  if [ -n "$SERVER_PID" ]; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
+  stop_release_server
   if [ -n "${PG_SERVER_URL:-}" ]; then
     psql -w -q "$PG_SERVER_URL/postgres" -c "DROP DATABASE IF EXISTS \"$BENCH_DB\" WITH (FORCE)" \
       >/dev/null 2>&1 || true
@@ -35,18 +31,8 @@ PORT="$(free_port 3200)"
 log "starting the server on 127.0.0.1:$PORT (database $BENCH_DB)"
 # The warm pool is sized for a class arriving at once. The per-sandbox request budget is
 # lifted: it exists to stop scripts, and here a script is the point.
-DATABASE_URL="$PG_SERVER_URL/$BENCH_DB" PLAYGROUND_WARM_SANDBOXES=40 \
-  PLAYGROUND_RATE_PER_SECOND=1000000 PLAYGROUND_RATE_BURST=1000000 \
-  LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg LEPTOS_OUTPUT_NAME=outbox-playground \
-  LEPTOS_SITE_ADDR="127.0.0.1:$PORT" LEPTOS_ENV=PROD RUST_LOG="${RUST_LOG:-warn}" \
-  target/release/server &
-SERVER_PID=$!
-for _ in $(seq 1 300); do
-  curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
-  kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited during start-up"
-  sleep 0.2
-done
-curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || die "the server did not become healthy"
+start_release_server "$PORT" "$PG_SERVER_URL/$BENCH_DB" PLAYGROUND_WARM_SANDBOXES=40 \
+  PLAYGROUND_RATE_PER_SECOND=1000000 PLAYGROUND_RATE_BURST=1000000
 
 CONTEXT="Run on $(date -u '+%Y-%m-%d %H:%M UTC') at commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown).
 

@@ -6,13 +6,11 @@
 # the server must recover by itself and every action must match the model again.
 source "$(dirname "$0")/lib.sh"
 
-SERVER="${SERVER:-target/release/server}"
-[ -x "$SERVER" ] || die "no $SERVER: build the release server first (cargo leptos build --release)"
-SERVER_PID=""
+[ -x target/release/server ] || die "build the release server first (cargo leptos build --release)"
 WORK="$(mktemp -d)"
 cleanup() {
   local status=$?
-  if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  stop_release_server
   stop_private_postgres
   rm -rf "$WORK"
   if [ "$status" -eq 0 ]; then log "fault test passed"; else log "fault test FAILED (exit $status)"; fi
@@ -24,11 +22,8 @@ PRIVATE_PG_NAME=fault start_private_postgres
 PORT="$(free_port 3300)"
 BASE="http://127.0.0.1:$PORT"
 log "starting the server on $BASE against the private PostgreSQL"
-DATABASE_URL="$PG_SERVER_URL/outbox_fault" PLAYGROUND_WARM_SANDBOXES=0 \
-  LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg LEPTOS_OUTPUT_NAME=outbox-playground \
-  LEPTOS_SITE_ADDR="127.0.0.1:$PORT" LEPTOS_ENV=PROD RUST_LOG="${RUST_LOG:-error}" \
-  "$SERVER" &
-SERVER_PID=$!
+RUST_LOG="${RUST_LOG:-error}" start_release_server "$PORT" "$PG_SERVER_URL/outbox_fault" \
+  PLAYGROUND_WARM_SANDBOXES=0
 
 # Waits until `$1` answers HTTP status `$2`, for at most `$3` seconds.
 wait_for_status() {
@@ -55,7 +50,6 @@ expect_report() {
   grep -q '"matches_model":true' <<<"$BODY" || die "$1 $2: the report does not match the model: $BODY"
 }
 
-wait_for_status "$BASE/healthz" 200 60
 expect_report reset ""
 expect_report attempt "crash=none"
 

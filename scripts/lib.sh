@@ -182,3 +182,30 @@ ensure_postgres() {
   fi
   export DATABASE_URL="$PG_SERVER_URL/$default_db"
 }
+
+# Starts the built release server in the background on 127.0.0.1:$1 against database URL $2,
+# with any further VAR=value settings, and waits until /healthz answers. Sets SERVER_PID.
+SERVER_PID=""
+start_release_server() {
+  local port="$1" database_url="$2"
+  shift 2
+  env DATABASE_URL="$database_url" "$@" \
+    LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg LEPTOS_OUTPUT_NAME=outbox-playground \
+    LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_ENV=PROD RUST_LOG="${RUST_LOG:-warn}" \
+    "${SERVER_BIN:-target/release/server}" &
+  SERVER_PID=$!
+  local _
+  for _ in $(seq 1 300); do
+    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited during start-up"
+    sleep 0.2
+  done
+  die "the server did not become healthy"
+}
+
+stop_release_server() {
+  [ -n "$SERVER_PID" ] || return 0
+  kill "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=""
+}

@@ -5,14 +5,10 @@
 # server. Stops everything it started, also on failure; exits non-zero on any failure.
 source "$(dirname "$0")/lib.sh"
 
-SERVER_PID=""
 E2E_DB=""
 cleanup() {
   local status=$?
-  if [ -n "$SERVER_PID" ]; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
+  stop_release_server
   if [ -n "$E2E_DB" ]; then
     psql -w -q "$PG_SERVER_URL/postgres" -c "DROP DATABASE IF EXISTS \"$E2E_DB\" WITH (FORCE)" \
       >/dev/null 2>&1 || true
@@ -56,17 +52,8 @@ E2E_DB="outbox_e2e_$$"
 PORT="$(free_port 3100)"
 log "starting the server on 127.0.0.1:$PORT (database $E2E_DB)"
 # A browser test clicks faster than a learner; a larger request budget keeps it from 429s.
-DATABASE_URL="$PG_SERVER_URL/$E2E_DB" PLAYGROUND_RATE_PER_SECOND=100 PLAYGROUND_RATE_BURST=300 \
-  LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg LEPTOS_OUTPUT_NAME=outbox-playground \
-  LEPTOS_SITE_ADDR="127.0.0.1:$PORT" LEPTOS_ENV=PROD RUST_LOG="${RUST_LOG:-warn}" \
-  target/release/server &
-SERVER_PID=$!
-for _ in $(seq 1 300); do
-  curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
-  kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited during start-up"
-  sleep 0.2
-done
-curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || die "the server did not become healthy"
+start_release_server "$PORT" "$PG_SERVER_URL/$E2E_DB" \
+  PLAYGROUND_RATE_PER_SECOND=100 PLAYGROUND_RATE_BURST=300
 
 log "Playwright in Chromium"
 (cd end2end && BASE_URL="http://127.0.0.1:$PORT" DATABASE_URL="$PG_SERVER_URL/$E2E_DB" \
@@ -74,3 +61,5 @@ log "Playwright in Chromium"
 
 log "fault: PostgreSQL restarted under the running server (private cluster)"
 scripts/fault-restart.sh
+log "two server processes on one database"
+scripts/replicas.sh

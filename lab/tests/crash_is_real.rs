@@ -117,7 +117,7 @@ async fn many_crashes_leave_the_pool_and_postgresql_as_they_were(
     let backends_after = backends_of_this_database(&mut observer).await;
     assert_eq!(
         backends_after,
-        i64::from(lab.pool().size()),
+        i64::from(lab.open_connections()),
         "no connection outlives its attempt (before: {backends_before})"
     );
     assert_eq!(sessions_idle_in_transaction(&mut observer).await, 0);

@@ -162,3 +162,31 @@ async fn a_sandbox_that_spends_its_budget_is_slowed_down_alone(
         None
     );
 }
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn actions_on_one_sandbox_take_turns_across_replicas(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    // Two runners with their own pools stand for two server processes.
+    let a = lab(opts.clone()).await;
+    let b = lab(opts).await;
+    let (_, sb) = a.claim_sandbox().await.unwrap();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..24 {
+        let lab = if i % 2 == 0 { a.clone() } else { b.clone() };
+        let sb = sb.clone();
+        tasks.spawn(async move {
+            match i % 3 {
+                0 => lab.reset(&sb).await,
+                1 => lab.attempt(&sb, &attempt(CrashPoint::None)).await,
+                _ => lab.attempt(&sb, &attempt(CrashPoint::AfterUpdate)).await,
+            }
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        let report = joined.unwrap().expect("the action ran");
+        // Judged against the tables read just before it: only true if no action overlapped.
+        assert_eq!(report.matches_model, Some(true), "{report:#?}");
+    }
+}

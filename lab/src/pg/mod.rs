@@ -13,6 +13,7 @@ pub mod error;
 pub mod names;
 pub mod runner;
 pub mod sandbox;
+pub mod sandbox_lock;
 pub mod trace;
 pub mod wire_fault;
 

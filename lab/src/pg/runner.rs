@@ -1,8 +1,7 @@
 //! The runner: every learner action on a real PostgreSQL, each answered by a [`Report`] that
 //! holds the tables as they really are afterwards, the SQL trace, and the model's prediction.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -24,6 +23,7 @@ use super::database;
 use super::error::LabError;
 use super::names::{SandboxToken, SchemaName};
 use super::sandbox::{self, RateLimit};
+use super::sandbox_lock::{LocalLocks, SandboxLock};
 use super::trace::{Tracer, done, rows};
 use super::wire_fault::{CommitFault, Relay, Upstream};
 
@@ -91,7 +91,9 @@ struct Inner {
     config: LabConfig,
     crash_slots: Semaphore,
     /// One action at a time per sandbox, so each report is judged against its own "before".
-    sandbox_locks: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
+    local_locks: LocalLocks,
+    /// Connections that hold the sandboxes' advisory locks, apart from the working pool.
+    lock_pool: PgPool,
 }
 
 impl Lab {
@@ -119,19 +121,30 @@ impl Lab {
             .max_connections(config.pool_max)
             .acquire_timeout(config.acquire_timeout)
             .connect_lazy_with(connect.clone());
+        // As many actions at once as the working pool can serve.
+        let lock_pool = PgPoolOptions::new()
+            .max_connections(config.pool_max)
+            .acquire_timeout(config.acquire_timeout)
+            .connect_lazy_with(connect.clone());
         Lab {
             inner: Arc::new(Inner {
                 pool,
                 connect,
                 crash_slots: Semaphore::new(config.crash_connections),
                 config,
-                sandbox_locks: Mutex::new(HashMap::new()),
+                local_locks: LocalLocks::default(),
+                lock_pool,
             }),
         }
     }
 
     pub fn pool(&self) -> &PgPool {
         &self.inner.pool
+    }
+
+    /// Open connections of both pools (the working pool and the sandbox locks').
+    pub fn open_connections(&self) -> u32 {
+        self.inner.pool.size() + self.inner.lock_pool.size()
     }
 
     pub fn config(&self) -> &LabConfig {
@@ -185,24 +198,25 @@ impl Lab {
         });
     }
 
-    async fn lock_sandbox(&self, sandbox: &SchemaName) -> tokio::sync::OwnedMutexGuard<()> {
-        let lock = {
-            let mut locks = self
-                .inner
-                .sandbox_locks
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            locks.retain(|_, weak| weak.strong_count() > 0);
-            match locks.get(sandbox.as_str()).and_then(Weak::upgrade) {
-                Some(lock) => lock,
-                None => {
-                    let lock = Arc::new(tokio::sync::Mutex::new(()));
-                    locks.insert(sandbox.to_string(), Arc::downgrade(&lock));
-                    lock
-                }
-            }
-        };
-        lock.lock_owned().await
+    async fn lock_sandbox(&self, sandbox: &SchemaName) -> Result<SandboxLock, LabError> {
+        SandboxLock::acquire(&self.inner.local_locks, &self.inner.lock_pool, sandbox).await
+    }
+
+    /// Runs `action` while holding the sandbox's lock.
+    async fn locked<T>(
+        &self,
+        sandbox: &SchemaName,
+        action: impl Future<Output = Result<T, LabError>>,
+    ) -> Result<T, LabError> {
+        let lock = self.lock_sandbox(sandbox).await?;
+        let result = action.await;
+        // On an error the lock is dropped: its session is closed, which releases it too.
+        if result.is_ok()
+            && let Err(e) = lock.release().await
+        {
+            tracing::warn!(error = %e, %sandbox, "could not release a sandbox lock cleanly");
+        }
+        result
     }
 
     // ----- reading ------------------------------------------------------------------------
@@ -249,7 +263,10 @@ impl Lab {
 
     /// Puts the sandbox back to the lesson's initial state.
     pub async fn reset(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        let _guard = self.lock_sandbox(sandbox).await;
+        self.locked(sandbox, self.reset_locked(sandbox)).await
+    }
+
+    async fn reset_locked(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
         let before = self.snapshot(sandbox).await?;
         let mut trace = Tracer::new();
         const RESET: &str = "SELECT lab.reset_sandbox($1)";
@@ -281,8 +298,11 @@ impl Lab {
 
     /// "Support reopens ticket-42": a separate, committed UPDATE; outbox rows stay.
     pub async fn reopen(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
+        self.locked(sandbox, self.reopen_locked(sandbox)).await
+    }
+
+    async fn reopen_locked(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
         const REOPEN: &str = "UPDATE tickets SET status = 'open' WHERE id = $1";
-        let _guard = self.lock_sandbox(sandbox).await;
         let before = self.snapshot(sandbox).await?;
         let mut trace = Tracer::new();
         let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
@@ -325,7 +345,15 @@ impl Lab {
         sandbox: &SchemaName,
         spec: &AttemptSpec,
     ) -> Result<Report, LabError> {
-        let _guard = self.lock_sandbox(sandbox).await;
+        self.locked(sandbox, self.attempt_locked(sandbox, spec))
+            .await
+    }
+
+    async fn attempt_locked(
+        &self,
+        sandbox: &SchemaName,
+        spec: &AttemptSpec,
+    ) -> Result<Report, LabError> {
         let before = self.snapshot(sandbox).await?;
         let expected = model::predict_attempt(&before, spec);
         let mut trace = Tracer::new();
@@ -473,10 +501,13 @@ impl Lab {
     /// Decides an unknown outcome from the database alone: by the stable ids, and by the
     /// transaction id the attempt noted.
     pub async fn reconcile(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
+        self.locked(sandbox, self.reconcile_locked(sandbox)).await
+    }
+
+    async fn reconcile_locked(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
         const TICKET_STATUS: &str = "SELECT status FROM tickets WHERE id = $1";
         const OUTBOX_ROW: &str = "SELECT count(*) FROM outbox WHERE event_id = $1";
         const XACT_STATUS: &str = "SELECT pg_xact_status($1::xid8)";
-        let _guard = self.lock_sandbox(sandbox).await;
         let pending: Option<Option<Json<PendingAttempt>>> =
             sqlx::query_scalar("SELECT pending FROM lab.sandboxes WHERE schema_name = $1")
                 .bind(sandbox.as_str())
