@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault: PostgreSQL goes away under a running server and comes back. On a private cluster
+# Fault: PostgreSQL goes away under a running server, with learners acting, and comes back. On a private cluster
 # (so the machine's own PostgreSQL is never touched) with the release server built already:
 # while PostgreSQL is down every action must answer 503 `unavailable` as JSON in the
 # learner's language and /healthz 503, and the server must stay up; once PostgreSQL is back
@@ -8,8 +8,11 @@ source "$(dirname "$0")/lib.sh"
 
 [ -x target/release/server ] || die "build the release server first (cargo leptos build --release)"
 WORK="$(mktemp -d)"
+LOADERS=()
 cleanup() {
   local status=$?
+  touch "$WORK/stop"
+  [ "${#LOADERS[@]}" -eq 0 ] || kill "${LOADERS[@]}" 2>/dev/null || true
   stop_release_server
   stop_private_postgres
   rm -rf "$WORK"
@@ -22,8 +25,9 @@ PRIVATE_PG_NAME=fault start_private_postgres
 PORT="$(free_port 3300)"
 BASE="http://127.0.0.1:$PORT"
 log "starting the server on $BASE against the private PostgreSQL"
-RUST_LOG="${RUST_LOG:-error}" start_release_server "$PORT" "$PG_SERVER_URL/outbox_fault" \
-  PLAYGROUND_WARM_SANDBOXES=0
+# The learners under load act faster than the request budget allows; lift it.
+RUST_LOG="${RUST_LOG:-off}" start_release_server "$PORT" "$PG_SERVER_URL/outbox_fault" \
+  PLAYGROUND_WARM_SANDBOXES=0 PLAYGROUND_RATE_PER_SECOND=100000 PLAYGROUND_RATE_BURST=100000
 
 # Waits until `$1` answers HTTP status `$2`, for at most `$3` seconds.
 wait_for_status() {
@@ -53,7 +57,32 @@ expect_report() {
 expect_report reset ""
 expect_report attempt "crash=none"
 
-log "stopping PostgreSQL under the running server"
+# Load: other learners keep acting all through the outage. Each loop writes the status of
+# every answer; none may be a 5xx other than 503, and none may be left unanswered.
+for n in 1 2 3 4; do
+  (
+    crashes=(none after_update after_insert commit_reply_lost after_commit)
+    while [ ! -f "$WORK/stop" ]; do
+      curl -s -m 30 -o /dev/null -w '%{http_code}\n' -c "$WORK/load$n" -b "$WORK/load$n" \
+        -H 'Accept: application/json' -X POST "$BASE/api/attempt" \
+        --data "crash=${crashes[$((RANDOM % 5))]}" >>"$WORK/codes$n" || echo "no answer" >>"$WORK/codes$n"
+      curl -s -m 30 -o /dev/null -w '%{http_code}\n' -b "$WORK/load$n" -H 'Accept: application/json' \
+        -X POST "$BASE/api/reset" >>"$WORK/codes$n" || echo "no answer" >>"$WORK/codes$n"
+    done
+  ) &
+  LOADERS+=("$!")
+done
+# Let the load reach the server before PostgreSQL goes.
+wait_for_lines() {
+  local deadline=$((SECONDS + 30))
+  while [ "$(cat "$WORK"/codes* 2>/dev/null | wc -l)" -lt "$1" ]; do
+    [ "$SECONDS" -lt "$deadline" ] || die "the load did not get going"
+    sleep 0.1
+  done
+}
+wait_for_lines 20
+
+log "stopping PostgreSQL under the running server (4 learners keep acting)"
 as_pg "$PRIVATE_PG_BIN/pg_ctl" -D "$PRIVATE_PG_DIR/data" -m fast -w stop >/dev/null
 wait_for_status "$BASE/healthz" 503 10
 for endpoint in attempt reset reopen reconcile snapshot current; do
@@ -75,4 +104,12 @@ expect_report attempt "crash=commit_reply_lost&commit_fate=applied"
 expect_report reconcile ""
 expect_report reopen ""
 expect_report attempt "crash=none"
+touch "$WORK/stop"
+wait "${LOADERS[@]}"
+codes="$(cat "$WORK"/codes* | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+log "answers to the learners under load: $codes"
+if cat "$WORK"/codes* | grep -qvE '^(200|503|429)$'; then
+  die "an answer under load was neither 200, 503 nor 429: $codes"
+fi
+grep -q '^503$' "$WORK"/codes* || die "the load never met the outage: $codes"
 log "the server recovered by itself; every action matches the model again"
