@@ -159,6 +159,17 @@ async fn drop_database(server: &PgConnectOptions, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Why a playground cycle costs more than pgbench's, whatever the numbers of a run.
+const WHERE_THE_TIME_GOES: &str = "## Where the time goes\n\n\
+pgbench sends six statements per cycle on one connection and reads nothing back. A playground \
+attempt makes about eleven round trips to PostgreSQL: the sandbox lookup that also spends the \
+request budget (a write), the sandbox's advisory lock and its release, the tables read before \
+the action, the lesson's BEGIN, search_path, guarded UPDATE, INSERT and COMMIT, the tables read \
+after it, and the report kept as jsonb for the next page load (a write). The reset that follows \
+makes about seven more. Each answer is a full report in JSON (tables before and after, the \
+trace, the model's prediction) over HTTP. On this two-core machine PostgreSQL, the server and the \
+load generator share the cores, so the extra work shows directly in throughput.\n\n";
+
 fn verdict(ok: bool) -> &'static str {
     if ok { "met" } else { "**missed**" }
 }
@@ -230,6 +241,7 @@ fn render(
          ## WASM\n\n{}\n",
         s.idle_sandboxes, attempt_after.p50_ms, attempt_after.p99_ms, s.wasm
     );
+    md.push_str(WHERE_THE_TIME_GOES);
     md.push_str("## Targets\n\n");
     if let Some(top) = rows.iter().max_by_key(|r| r.clients) {
         let ratio = top.cycles.per_second / top.pg.per_second;
