@@ -16,7 +16,7 @@ use outbox_lab::catalog::{CommitFate, CrashPoint, OutcomeId};
 use outbox_lab::input::{AttemptSpec, EventId, Payload};
 use outbox_lab::model;
 use outbox_lab::outcome::{Expected, Report, Snapshot};
-use outbox_lab::pg::{Lab, LabError, SchemaName};
+use outbox_lab::pg::{Lab, LabConfig, LabError, SchemaName};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -261,6 +261,20 @@ fn settings() -> Settings {
     }
 }
 
+/// A runner with small pools: both checks run at once, up to three runners, and together they
+/// must stay well inside PostgreSQL's default 100 connections.
+fn replica(opts: PgConnectOptions) -> Lab {
+    Lab::with_options(
+        opts,
+        LabConfig {
+            warm_sandboxes: 0,
+            pool_max: 8,
+            crash_connections: 4,
+            ..LabConfig::default()
+        },
+    )
+}
+
 /// Runs the check with requests spread over `labs` (each a replica with its own pool).
 async fn model_check(labs: Vec<Lab>) {
     let s = settings();
@@ -318,7 +332,7 @@ async fn random_actions_always_match_the_model_and_the_database(
     _pool: PgPoolOptions,
     opts: PgConnectOptions,
 ) {
-    model_check(vec![common::lab(opts).await]).await;
+    model_check(vec![replica(opts)]).await;
 }
 
 /// Two replicas with their own pools against one database: every action may go to either,
@@ -328,6 +342,6 @@ async fn two_replicas_sharing_one_database_agree_with_the_model(
     _pool: PgPoolOptions,
     opts: PgConnectOptions,
 ) {
-    let labs = vec![common::lab(opts.clone()).await, common::lab(opts).await];
+    let labs = vec![replica(opts.clone()), replica(opts)];
     model_check(labs).await;
 }
