@@ -51,10 +51,40 @@ catalogue_enum! {
         AfterUpdate = "after_update",
         /// After the INSERT succeeded, before COMMIT was sent.
         AfterInsert = "after_insert",
+        /// Trace A, publish first: the event is in Kafka, COMMIT was not sent yet.
+        AfterPublish = "after_publish",
         /// COMMIT returned OK; the process dies before any publish.
         AfterCommit = "after_commit",
         /// COMMIT was sent but its reply never reached the process.
         CommitReplyLost = "commit_reply_lost",
+    }
+}
+
+catalogue_enum! {
+    /// How the service writes the status change and its event.
+    pub enum Mode {
+        /// Lesson 8.2: the status and the outbox row in one transaction.
+        Outbox = "outbox",
+        /// Trace A of lesson 8.1: COMMIT the status, then publish to Kafka.
+        Naive = "naive",
+        /// Trace A the other way round: publish to Kafka, then COMMIT the status.
+        NaivePublishFirst = "naive_publish_first",
+    }
+}
+
+catalogue_enum! {
+    /// A classic mistake in writing the outbox, each a real code path (outbox mode only).
+    pub enum Mistake {
+        /// The INSERT goes through the pool, not through the transaction's handle.
+        InsertOutsideTx = "insert_outside_tx",
+        /// The UPDATE goes through the pool, not through the transaction's handle.
+        UpdateOutsideTx = "update_outside_tx",
+        /// `WHERE id = $1` without `AND status = 'open'`.
+        UnguardedUpdate = "unguarded_update",
+        /// After an unknown COMMIT the client assumes failure and retries with a fresh event_id.
+        NewEventIdOnRetry = "new_event_id_on_retry",
+        /// `INSERT … ON CONFLICT (event_id) DO NOTHING`, and nobody checks the row count.
+        OnConflictDoNothing = "on_conflict_do_nothing",
     }
 }
 
@@ -95,6 +125,34 @@ catalogue_enum! {
         ReconciledCommitted = "reconciled_committed",
         /// Reconciliation found the transaction not committed.
         ReconciledNotCommitted = "reconciled_not_committed",
+        /// Trace A: the status committed, the event reached Kafka and History.
+        NaivePublished = "naive_published",
+        /// Trace A: the status committed, the process died before publishing: the event is
+        /// lost and nothing durable says it is owed.
+        NaiveEventLost = "naive_event_lost",
+        /// Trace A, publish first: the event is in Kafka (and History), the status never
+        /// committed.
+        NaivePhantomEvent = "naive_phantom_event",
+        /// The UPDATE committed on its own (outside the transaction); the event was not written.
+        ChangeWithoutIntent = "change_without_intent",
+        /// The outbox row committed on its own (outside the transaction); the status did not.
+        OrphanIntent = "orphan_intent",
+        /// COMMIT returned OK, but `ON CONFLICT DO NOTHING` wrote no outbox row.
+        CommittedSilently = "committed_silently",
+        /// The retry with a fresh event_id was refused by the guard: the first COMMIT had
+        /// applied.
+        RetryRefused = "retry_refused",
+        /// The retry with a fresh event_id committed; the first COMMIT had not applied.
+        RetryCommitted = "retry_committed",
+        /// The retry with a fresh event_id committed although the first COMMIT had applied:
+        /// two events for one transition.
+        RetryDuplicated = "retry_duplicated",
+        /// Race: exactly one of the two attempts committed.
+        RaceOneWinner = "race_one_winner",
+        /// Race: both attempts committed: two events.
+        RaceTwoWinners = "race_two_winners",
+        /// Race: neither attempt committed.
+        RaceNoWinner = "race_no_winner",
     }
 }
 
@@ -124,6 +182,41 @@ catalogue_enum! {
         Reopen = "reopen",
         Attempt = "attempt",
         Reconcile = "reconcile",
+        Race = "race",
+    }
+}
+
+catalogue_enum! {
+    /// The state a comparison starts from, chosen by the mistake it shows.
+    pub enum Setup {
+        /// The lesson's initial state.
+        Fresh = "fresh",
+        /// An earlier request already resolved ticket-42 with its own event.
+        Resolved = "resolved",
+        /// ticket-42 was resolved with this event_id, then support reopened it.
+        ResolvedThenReopened = "resolved_then_reopened",
+    }
+}
+
+catalogue_enum! {
+    /// What differs between the outbox way and the wrong way, in one sentence.
+    pub enum Difference {
+        /// Both left the same tables.
+        Same = "same",
+        /// The wrong way: status changed, no outbox row and nothing in Kafka.
+        StatusWithoutEvent = "status_without_event",
+        /// The wrong way: an outbox row for a change that did not happen.
+        IntentWithoutStatus = "intent_without_status",
+        /// The wrong way: Kafka (and History) hold an event the ticket DB never committed.
+        PhantomEvent = "phantom_event",
+        /// The wrong way wrote more events than the outbox way.
+        ExtraEvent = "extra_event",
+        /// The wrong way changed the status again without a new event.
+        HiddenReplay = "hidden_replay",
+        /// The wrong way published directly; the outbox way left a row for the publisher.
+        PublishedDirectly = "published_directly",
+        /// Something else differs: see the tables.
+        Other = "other",
     }
 }
 
@@ -140,9 +233,10 @@ impl CrashPoint {
 }
 
 impl OutcomeId {
-    /// The failure-table row this outcome lights up, if any.
-    pub const fn failure_row(self) -> FailureRow {
-        match self {
+    /// The failure-table row this outcome lights up; none for the wrong ways, which the
+    /// lesson's table does not describe.
+    pub const fn failure_row(self) -> Option<FailureRow> {
+        Some(match self {
             OutcomeId::CrashedAfterUpdate => FailureRow::CrashAfterUpdate,
             OutcomeId::InsertConflict | OutcomeId::InvalidPayload | OutcomeId::InsertFailed => {
                 FailureRow::InsertError
@@ -157,20 +251,66 @@ impl OutcomeId {
             OutcomeId::CommitUnknown
             | OutcomeId::ReconciledCommitted
             | OutcomeId::ReconciledNotCommitted => FailureRow::CommitReplyLost,
-        }
+            _ => return None,
+        })
     }
 
-    /// True when the ticket transaction is known to have committed.
+    /// True when the (first) ticket transaction is known to have committed.
     pub const fn committed(self) -> Option<bool> {
         match self {
             OutcomeId::Committed
             | OutcomeId::CommittedThenCrashed
-            | OutcomeId::ReconciledCommitted => Some(true),
-            OutcomeId::CommitUnknown => None,
+            | OutcomeId::ReconciledCommitted
+            | OutcomeId::NaivePublished
+            | OutcomeId::NaiveEventLost
+            | OutcomeId::CommittedSilently
+            // The guard refused the retry only because the first COMMIT had applied.
+            | OutcomeId::RetryRefused
+            | OutcomeId::RetryDuplicated => Some(true),
+            OutcomeId::CommitUnknown
+            | OutcomeId::RaceOneWinner
+            | OutcomeId::RaceTwoWinners
+            | OutcomeId::RaceNoWinner => None,
             _ => Some(false),
         }
     }
 }
+
+impl Mode {
+    /// The crash points this mode's code has.
+    pub fn crash_points(self) -> &'static [CrashPoint] {
+        use CrashPoint::*;
+        match self {
+            Mode::Outbox => &[None, AfterUpdate, AfterInsert, AfterCommit, CommitReplyLost],
+            Mode::Naive => &[None, AfterUpdate, AfterCommit],
+            Mode::NaivePublishFirst => &[None, AfterUpdate, AfterPublish, AfterCommit],
+        }
+    }
+
+    pub fn has_crash_point(self, crash: CrashPoint) -> bool {
+        self.crash_points().contains(&crash)
+    }
+
+    /// Whether the service writes Kafka itself (Trace A) rather than an outbox row.
+    pub const fn publishes_directly(self) -> bool {
+        !matches!(self, Mode::Outbox)
+    }
+}
+
+/// The wrong ways a comparison offers: each a mode or a set of mistakes.
+pub const WRONG_WAYS: &[(Mode, &[Mistake])] = &[
+    (Mode::Naive, &[]),
+    (Mode::NaivePublishFirst, &[]),
+    (Mode::Outbox, &[Mistake::InsertOutsideTx]),
+    (Mode::Outbox, &[Mistake::UpdateOutsideTx]),
+    (Mode::Outbox, &[Mistake::UnguardedUpdate]),
+    (Mode::Outbox, &[Mistake::NewEventIdOnRetry]),
+    (
+        Mode::Outbox,
+        &[Mistake::UnguardedUpdate, Mistake::NewEventIdOnRetry],
+    ),
+    (Mode::Outbox, &[Mistake::OnConflictDoNothing]),
+];
 
 impl FailureRow {
     /// The four rows of the lesson's own table (the rest come from its notes).
@@ -195,6 +335,14 @@ pub mod names {
     /// The payload of the transition, serialised before the transaction, exactly as the lesson
     /// writes it.
     pub const PAYLOAD: &str = r#"{"event_id":"event-ticket-900","ticket_id":"ticket-42","from_status":"open","to_status":"resolved","changed_at":"2026-10-03T08:00:00Z"}"#;
+    /// An earlier request's event, for comparisons that start from a resolved ticket.
+    pub const EARLIER_EVENT_ID: &str = "event-ticket-899";
+    pub const EARLIER_PAYLOAD: &str = r#"{"event_id":"event-ticket-899","ticket_id":"ticket-42","from_status":"open","to_status":"resolved","changed_at":"2026-10-03T07:59:00Z"}"#;
+    /// The second request of a race: its own event, generated before its transaction.
+    pub const RACE_B_EVENT_ID: &str = "event-ticket-901";
+    pub const RACE_B_PAYLOAD: &str = r#"{"event_id":"event-ticket-901","ticket_id":"ticket-42","from_status":"open","to_status":"resolved","changed_at":"2026-10-03T08:00:00Z"}"#;
+    /// What a retry with a fresh event_id appends to the first id.
+    pub const RETRY_SUFFIX: &str = "-retry";
 }
 
 #[cfg(test)]
@@ -215,6 +363,12 @@ mod tests {
         for &r in FailureRow::ALL {
             assert_eq!(FailureRow::parse(r.id()), Some(r));
         }
+        for &m in Mistake::ALL {
+            assert_eq!(Mistake::parse(m.id()), Some(m));
+        }
+        for &m in Mode::ALL {
+            assert_eq!(Mode::parse(m.id()), Some(m));
+        }
     }
 
     #[test]
@@ -234,7 +388,7 @@ mod tests {
     fn every_lesson_row_is_reached_by_some_outcome() {
         for &row in FailureRow::ALL {
             assert!(
-                OutcomeId::ALL.iter().any(|o| o.failure_row() == row),
+                OutcomeId::ALL.iter().any(|o| o.failure_row() == Some(row)),
                 "no outcome lights {row}"
             );
         }

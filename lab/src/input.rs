@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{CommitFate, CrashPoint, names};
+use crate::catalog::{CommitFate, CrashPoint, Mistake, Mode, names};
 use crate::outcome::AttemptSettings;
 
 /// Why a learner's input was refused. Each variant names the field and the rule.
@@ -20,6 +20,18 @@ pub enum InputError {
     EventIdControlChar,
     #[error("payload is longer than {} bytes", Payload::MAX_BYTES)]
     PayloadTooLong,
+    #[error("unknown mode {0:?}")]
+    UnknownMode(String),
+    #[error("unknown mistake {0:?}")]
+    UnknownMistake(String),
+    #[error("mode {mode} has no crash point {crash}")]
+    CrashPointNotInMode { mode: Mode, crash: CrashPoint },
+    #[error("mistakes belong to the outbox mode, not to {0}")]
+    MistakesNeedOutbox(Mode),
+    #[error("insert_outside_tx and update_outside_tx together leave no transaction to look at")]
+    BothOutsideTx,
+    #[error("a race takes only the unguarded_update mistake")]
+    MistakeNotInRace(Mistake),
 }
 
 impl InputError {
@@ -32,6 +44,12 @@ impl InputError {
             InputError::EventIdTooLong => "event_id_too_long",
             InputError::EventIdControlChar => "event_id_control_char",
             InputError::PayloadTooLong => "payload_too_long",
+            InputError::UnknownMode(_) => "unknown_mode",
+            InputError::UnknownMistake(_) => "unknown_mistake",
+            InputError::CrashPointNotInMode { .. } => "crash_point_not_in_mode",
+            InputError::MistakesNeedOutbox(_) => "mistakes_need_outbox",
+            InputError::BothOutsideTx => "both_outside_tx",
+            InputError::MistakeNotInRace(_) => "mistake_not_in_race",
         }
     }
 }
@@ -60,6 +78,11 @@ impl EventId {
 
     pub fn lesson() -> Self {
         EventId(names::EVENT_ID.to_owned())
+    }
+
+    /// One of the lesson's fixed ids.
+    pub(crate) fn constant(id: &'static str) -> Self {
+        EventId(id.to_owned())
     }
 
     pub fn as_str(&self) -> &str {
@@ -102,6 +125,11 @@ impl Payload {
         Payload(names::PAYLOAD.to_owned())
     }
 
+    /// One of the lesson's fixed payloads.
+    pub(crate) fn constant(payload: &'static str) -> Self {
+        Payload(payload.to_owned())
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -120,9 +148,63 @@ impl From<Payload> for String {
     }
 }
 
+/// A set of mistakes, in catalogue order, without repeats.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Mistakes(Vec<Mistake>);
+
+impl Mistakes {
+    pub fn none() -> Self {
+        Mistakes(Vec::new())
+    }
+
+    pub fn of(list: &[Mistake]) -> Self {
+        let mut v: Vec<Mistake> = Mistake::ALL
+            .iter()
+            .copied()
+            .filter(|m| list.contains(m))
+            .collect();
+        v.dedup();
+        Mistakes(v)
+    }
+
+    /// Parses a comma-separated list of ids (`unguarded_update,new_event_id_on_retry`);
+    /// empty means none.
+    pub fn parse(raw: &str) -> Result<Self, InputError> {
+        let mut list = Vec::new();
+        for id in raw.split(',').map(str::trim).filter(|id| !id.is_empty()) {
+            list.push(Mistake::parse(id).ok_or_else(|| InputError::UnknownMistake(id.to_owned()))?);
+        }
+        Ok(Mistakes::of(&list))
+    }
+
+    pub fn has(&self, m: Mistake) -> bool {
+        self.0.contains(&m)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Mistake> + '_ {
+        self.0.iter().copied()
+    }
+
+    pub fn without(&self, m: Mistake) -> Self {
+        Mistakes(self.0.iter().copied().filter(|x| *x != m).collect())
+    }
+
+    /// The comma-separated ids, as the API takes them.
+    pub fn ids(&self) -> String {
+        self.0.iter().map(|m| m.id()).collect::<Vec<_>>().join(",")
+    }
+}
+
 /// One resolve attempt, fully specified and valid.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttemptSpec {
+    pub mode: Mode,
+    pub mistakes: Mistakes,
     pub crash: CrashPoint,
     pub commit_fate: CommitFate,
     pub event_id: EventId,
@@ -133,6 +215,8 @@ impl AttemptSpec {
     /// The lesson's attempt with the given crash point.
     pub fn lesson(crash: CrashPoint) -> Self {
         AttemptSpec {
+            mode: Mode::Outbox,
+            mistakes: Mistakes::none(),
             crash,
             commit_fate: CommitFate::Random,
             event_id: EventId::lesson(),
@@ -140,13 +224,76 @@ impl AttemptSpec {
         }
     }
 
+    /// The same attempt in another mode with other mistakes, checked again.
+    pub fn with_way(&self, mode: Mode, mistakes: Mistakes) -> Result<Self, InputError> {
+        let spec = AttemptSpec {
+            mode,
+            mistakes,
+            ..self.clone()
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// The client's retry after an unknown COMMIT: a fresh event_id (the mistake), no crash.
+    pub fn fresh_id_retry(&self) -> AttemptSpec {
+        let id = format!("{}{}", self.event_id.as_str(), names::RETRY_SUFFIX);
+        AttemptSpec {
+            mistakes: self.mistakes.without(Mistake::NewEventIdOnRetry),
+            crash: CrashPoint::None,
+            event_id: EventId(id),
+            ..self.clone()
+        }
+    }
+
+    /// The lesson's way at the same place: outbox mode, no mistakes. Trace A's
+    /// "after publish, before COMMIT" becomes "after INSERT, before COMMIT".
+    pub fn outbox_counterpart(&self) -> AttemptSpec {
+        let crash = match self.crash {
+            CrashPoint::AfterPublish => CrashPoint::AfterInsert,
+            other => other,
+        };
+        AttemptSpec {
+            mode: Mode::Outbox,
+            mistakes: Mistakes::none(),
+            crash,
+            ..self.clone()
+        }
+    }
+
+    fn validate(&self) -> Result<(), InputError> {
+        if !self.mode.has_crash_point(self.crash) {
+            return Err(InputError::CrashPointNotInMode {
+                mode: self.mode,
+                crash: self.crash,
+            });
+        }
+        if self.mode != Mode::Outbox && !self.mistakes.is_empty() {
+            return Err(InputError::MistakesNeedOutbox(self.mode));
+        }
+        if self.mistakes.has(Mistake::InsertOutsideTx)
+            && self.mistakes.has(Mistake::UpdateOutsideTx)
+        {
+            return Err(InputError::BothOutsideTx);
+        }
+        Ok(())
+    }
+
     /// Parses the form fields of an attempt; absent fields take the lesson's defaults.
-    pub fn from_fields(
-        crash: Option<&str>,
-        commit_fate: Option<&str>,
-        event_id: Option<&str>,
-        payload: Option<&str>,
-    ) -> Result<Self, InputError> {
+    pub fn from_fields(fields: AttemptFields<'_>) -> Result<Self, InputError> {
+        let AttemptFields {
+            mode,
+            mistakes,
+            crash,
+            commit_fate,
+            event_id,
+            payload,
+        } = fields;
+        let mode = match mode {
+            None | Some("") => Mode::Outbox,
+            Some(id) => Mode::parse(id).ok_or_else(|| InputError::UnknownMode(id.to_owned()))?,
+        };
+        let mistakes = Mistakes::parse(mistakes.unwrap_or(""))?;
         let crash = match crash {
             None | Some("") => CrashPoint::None,
             Some(id) => {
@@ -167,31 +314,79 @@ impl AttemptSpec {
             None => Payload::lesson(),
             Some(raw) => Payload::parse(raw)?,
         };
-        Ok(AttemptSpec {
+        let spec = AttemptSpec {
+            mode,
+            mistakes,
             crash,
             commit_fate,
             event_id,
             payload,
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// Parses a comparison's wrong way (`naive`, `naive_publish_first`, or comma-separated
+    /// mistakes) plus the attempt's other fields. An absent way means Trace A.
+    pub fn from_way(way: Option<&str>, fields: AttemptFields<'_>) -> Result<Self, InputError> {
+        let way = way.unwrap_or("").trim();
+        let (mode, mistakes) = match way {
+            "" => (Some(Mode::Naive.id()), None),
+            id if Mode::parse(id).is_some() => (Some(id), None),
+            ids => (Some(Mode::Outbox.id()), Some(ids)),
+        };
+        AttemptSpec::from_fields(AttemptFields {
+            mode,
+            mistakes,
+            ..fields
         })
     }
 
     /// Rebuilds a spec from settings echoed in a report (validating them again).
     pub fn from_settings(settings: &AttemptSettings) -> Result<Self, InputError> {
-        Ok(AttemptSpec {
+        let spec = AttemptSpec {
+            mode: settings.mode,
+            mistakes: settings.mistakes.clone(),
             crash: settings.crash,
             commit_fate: settings.commit_fate,
-            event_id: EventId::parse(&settings.event_id)?,
+            // A retry's id may be longer than a learner may type; it is ours, not input.
+            event_id: EventId(settings.event_id.clone()),
             payload: Payload::parse(&settings.payload)?,
-        })
+        };
+        spec.validate()?;
+        Ok(spec)
     }
 
     pub fn settings(&self) -> AttemptSettings {
         AttemptSettings {
+            mode: self.mode,
+            mistakes: self.mistakes.clone(),
             crash: self.crash,
             commit_fate: self.commit_fate,
             event_id: self.event_id.as_str().to_owned(),
             payload: self.payload.as_str().to_owned(),
         }
+    }
+}
+
+/// The raw form fields of an attempt (`None` = absent).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AttemptFields<'a> {
+    pub mode: Option<&'a str>,
+    pub mistakes: Option<&'a str>,
+    pub crash: Option<&'a str>,
+    pub commit_fate: Option<&'a str>,
+    pub event_id: Option<&'a str>,
+    pub payload: Option<&'a str>,
+}
+
+/// Parses the race's one field: a race takes no mistake but `unguarded_update`.
+pub fn race_mistakes(raw: Option<&str>) -> Result<Mistakes, InputError> {
+    let mistakes = Mistakes::parse(raw.unwrap_or(""))?;
+    let other = mistakes.iter().find(|m| *m != Mistake::UnguardedUpdate);
+    match other {
+        Some(m) => Err(InputError::MistakeNotInRace(m)),
+        None => Ok(mistakes),
     }
 }
 
@@ -201,16 +396,64 @@ mod tests {
 
     #[test]
     fn absent_fields_take_the_lessons_values() {
-        let spec = AttemptSpec::from_fields(None, None, None, None).unwrap();
+        let spec = AttemptSpec::from_fields(AttemptFields::default()).unwrap();
         assert_eq!(spec, AttemptSpec::lesson(CrashPoint::None));
     }
 
     #[test]
     fn unknown_enum_values_are_refused_by_name() {
-        let err = AttemptSpec::from_fields(Some("after_lunch"), None, None, None).unwrap_err();
+        let fields = AttemptFields {
+            crash: Some("after_lunch"),
+            ..Default::default()
+        };
+        let err = AttemptSpec::from_fields(fields).unwrap_err();
         assert_eq!(err, InputError::UnknownCrashPoint("after_lunch".into()));
-        let err = AttemptSpec::from_fields(None, Some("maybe"), None, None).unwrap_err();
+        let fields = AttemptFields {
+            commit_fate: Some("maybe"),
+            ..Default::default()
+        };
+        let err = AttemptSpec::from_fields(fields).unwrap_err();
         assert_eq!(err.code(), "unknown_commit_fate");
+        let fields = AttemptFields {
+            mistakes: Some("unguarded_update,forgot_commit"),
+            ..Default::default()
+        };
+        let err = AttemptSpec::from_fields(fields).unwrap_err();
+        assert_eq!(err, InputError::UnknownMistake("forgot_commit".into()));
+    }
+
+    #[test]
+    fn modes_keep_their_own_crash_points_and_mistakes() {
+        let fields = |mode, crash, mistakes| AttemptFields {
+            mode: Some(mode),
+            crash: Some(crash),
+            mistakes: Some(mistakes),
+            ..Default::default()
+        };
+        let err = AttemptSpec::from_fields(fields("naive", "after_insert", "")).unwrap_err();
+        assert_eq!(err.code(), "crash_point_not_in_mode");
+        let err = AttemptSpec::from_fields(fields("outbox", "after_publish", "")).unwrap_err();
+        assert_eq!(err.code(), "crash_point_not_in_mode");
+        let err =
+            AttemptSpec::from_fields(fields("naive", "none", "unguarded_update")).unwrap_err();
+        assert_eq!(err, InputError::MistakesNeedOutbox(Mode::Naive));
+        let both = "insert_outside_tx,update_outside_tx";
+        let err = AttemptSpec::from_fields(fields("outbox", "none", both)).unwrap_err();
+        assert_eq!(err, InputError::BothOutsideTx);
+        let spec = AttemptSpec::from_fields(fields(
+            "outbox",
+            "commit_reply_lost",
+            " new_event_id_on_retry , unguarded_update,unguarded_update",
+        ))
+        .unwrap();
+        assert_eq!(
+            spec.mistakes.ids(),
+            "unguarded_update,new_event_id_on_retry"
+        );
+        assert_eq!(
+            race_mistakes(Some("insert_outside_tx")).unwrap_err().code(),
+            "mistake_not_in_race"
+        );
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! - [`jsonb`]: what PostgreSQL's `::jsonb` cast accepts and prints.
 //! - `pg` (feature `postgres`): the runner on a real PostgreSQL.
 
+pub mod broker;
 pub mod catalog;
+pub mod compare;
 pub mod input;
 pub mod jsonb;
 pub mod model;

@@ -1,10 +1,11 @@
 //! The reference model: what the lesson says each action must do, as a pure function of the
 //! state before it. The runner's real outcome is compared with this on every action.
 
-use crate::catalog::{CommitFate, CrashPoint, OutcomeId, names};
-use crate::input::AttemptSpec;
+use crate::broker;
+use crate::catalog::{CommitFate, CrashPoint, Mistake, Mode, OutcomeId, names};
+use crate::input::{AttemptSpec, EventId, Mistakes, Payload};
 use crate::jsonb;
-use crate::outcome::{Expected, OutboxRow, Snapshot, TicketRow};
+use crate::outcome::{Expected, OutboxRow, Possible, Snapshot, TicketRow};
 
 /// The lesson's initial state: ticket-42 open, no outbox rows, nothing sent.
 pub fn initial_state() -> Snapshot {
@@ -19,86 +20,210 @@ pub fn initial_state() -> Snapshot {
 
 /// "Support reopens ticket-42": a separate committed UPDATE; outbox rows stay.
 pub fn reopened(before: &Snapshot) -> Snapshot {
+    with_status(before, names::STATUS_OPEN)
+}
+
+/// The ticket's status changed to `status`.
+fn with_status(before: &Snapshot, status: &str) -> Snapshot {
     let mut after = before.clone();
     for t in &mut after.tickets {
         if t.id == names::TICKET_ID {
-            t.status = names::STATUS_OPEN.to_owned();
+            t.status = status.to_owned();
         }
     }
     after
 }
 
-/// The state after the lesson's transaction committed.
-pub fn committed(before: &Snapshot, spec: &AttemptSpec, stored_payload: String) -> Snapshot {
+/// The state with the attempt's outbox row added.
+fn with_outbox_row(before: &Snapshot, spec: &AttemptSpec, stored_payload: &str) -> Snapshot {
     let mut after = before.clone();
-    for t in &mut after.tickets {
-        if t.id == names::TICKET_ID {
-            t.status = names::STATUS_RESOLVED.to_owned();
-        }
-    }
     after.outbox.push(OutboxRow {
         event_id: spec.event_id.as_str().to_owned(),
         aggregate_id: names::TICKET_ID.to_owned(),
-        payload: stored_payload,
+        payload: stored_payload.to_owned(),
         published_at: None,
     });
     normalise(&mut after);
     after
 }
 
+/// The state after the lesson's transaction committed.
+pub fn committed(before: &Snapshot, spec: &AttemptSpec, stored_payload: String) -> Snapshot {
+    with_outbox_row(
+        &with_status(before, names::STATUS_RESOLVED),
+        spec,
+        &stored_payload,
+    )
+}
+
 /// Orders rows the way snapshots are read (by primary key), so states compare by value.
 pub fn normalise(s: &mut Snapshot) {
     s.tickets.sort_by(|a, b| a.id.cmp(&b.id));
     s.outbox.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+    s.history.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+    s.kafka.sort_by_key(|r| r.offset);
+}
+
+fn is_open(s: &Snapshot) -> bool {
+    s.ticket(names::TICKET_ID)
+        .is_some_and(|t| t.status == names::STATUS_OPEN)
+}
+
+type Outcomes = Vec<(OutcomeId, Snapshot)>;
+
+fn expected(outcomes: Outcomes) -> Expected {
+    Expected {
+        possible: outcomes
+            .into_iter()
+            .map(|(o, state)| Possible {
+                outcome: Some(o),
+                state,
+            })
+            .collect(),
+    }
 }
 
 /// Predicts a resolve attempt from the state before it.
 ///
-/// The order of the checks is the order of the lesson's function: the guard right after the
-/// UPDATE, then the `after_update` stop, then the INSERT, the `after_insert` stop, COMMIT.
+/// The order of the checks is the order of the code: the guard right after the UPDATE, then
+/// the `after_update` stop, then the INSERT (or the publish), its stop, COMMIT.
 pub fn predict_attempt(before: &Snapshot, spec: &AttemptSpec) -> Expected {
-    let unchanged = |outcome| Expected {
-        outcome: Some(outcome),
-        states: vec![before.clone()],
-    };
-    let open = before
-        .ticket(names::TICKET_ID)
-        .is_some_and(|t| t.status == names::STATUS_OPEN);
-    if !open {
-        return unchanged(OutcomeId::GuardRejected);
+    expected(attempt_outcomes(before, spec))
+}
+
+fn attempt_outcomes(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
+    match spec.mode {
+        Mode::Outbox => outbox_attempt(before, spec),
+        Mode::Naive | Mode::NaivePublishFirst => naive_attempt(before, spec),
     }
+}
+
+/// Lesson 8.2's function, with the chosen mistakes.
+fn outbox_attempt(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
+    let m = &spec.mistakes;
+    let one = |o, s: &Snapshot| vec![(o, s.clone())];
+    let updates = if m.has(Mistake::UnguardedUpdate) {
+        before.ticket(names::TICKET_ID).is_some()
+    } else {
+        is_open(before)
+    };
+    if !updates {
+        return one(OutcomeId::GuardRejected, before);
+    }
+    let resolved = with_status(before, names::STATUS_RESOLVED);
+    // An UPDATE through the pool committed on its own: a rollback no longer undoes it.
+    let update_outside = m.has(Mistake::UpdateOutsideTx);
+    let rolled_back = if update_outside { &resolved } else { before };
+    let lost = |o| {
+        if update_outside {
+            OutcomeId::ChangeWithoutIntent
+        } else {
+            o
+        }
+    };
     if spec.crash == CrashPoint::AfterUpdate {
-        return unchanged(OutcomeId::CrashedAfterUpdate);
+        return one(lost(OutcomeId::CrashedAfterUpdate), rolled_back);
     }
     // PostgreSQL casts `$3::jsonb` while it builds the row, before the primary key's index
     // is checked: a bad payload fails first.
     let stored_payload = match jsonb::to_jsonb_text(spec.payload.as_str()) {
         Ok(text) => text,
-        Err(_) => return unchanged(OutcomeId::InvalidPayload),
+        Err(_) => return one(lost(OutcomeId::InvalidPayload), rolled_back),
     };
-    if before.outbox_row(spec.event_id.as_str()).is_some() {
-        return unchanged(OutcomeId::InsertConflict);
+    let conflict = before.outbox_row(spec.event_id.as_str()).is_some();
+    if conflict && !m.has(Mistake::OnConflictDoNothing) {
+        return one(lost(OutcomeId::InsertConflict), rolled_back);
     }
-    let applied = committed(before, spec, stored_payload);
+    let inserted = !conflict;
+    let insert_outside = m.has(Mistake::InsertOutsideTx) && inserted;
+    // What stays when the transaction does not commit: an INSERT through the pool committed
+    // on its own.
+    let not_committed = if insert_outside {
+        with_outbox_row(rolled_back, spec, &stored_payload)
+    } else {
+        rolled_back.clone()
+    };
+    let applied = if inserted {
+        with_outbox_row(&resolved, spec, &stored_payload)
+    } else {
+        resolved.clone()
+    };
     match spec.crash {
-        CrashPoint::None => Expected {
-            outcome: Some(OutcomeId::Committed),
-            states: vec![applied],
-        },
-        CrashPoint::AfterCommit => Expected {
-            outcome: Some(OutcomeId::CommittedThenCrashed),
-            states: vec![applied],
-        },
-        CrashPoint::AfterInsert => unchanged(OutcomeId::CrashedBeforeCommit),
-        CrashPoint::CommitReplyLost => Expected {
-            outcome: Some(OutcomeId::CommitUnknown),
-            states: match spec.commit_fate {
-                CommitFate::Applied => vec![applied],
-                CommitFate::NotApplied => vec![before.clone()],
-                CommitFate::Random => vec![applied, before.clone()],
-            },
-        },
-        CrashPoint::AfterUpdate => unreachable!("handled before the INSERT"),
+        CrashPoint::AfterInsert if insert_outside => one(OutcomeId::OrphanIntent, &not_committed),
+        CrashPoint::AfterInsert => one(lost(OutcomeId::CrashedBeforeCommit), &not_committed),
+        CrashPoint::None if !inserted => one(OutcomeId::CommittedSilently, &applied),
+        CrashPoint::None => one(OutcomeId::Committed, &applied),
+        CrashPoint::AfterCommit => one(OutcomeId::CommittedThenCrashed, &applied),
+        CrashPoint::CommitReplyLost => {
+            let fates: &[(bool, &Snapshot)] = match spec.commit_fate {
+                CommitFate::Applied => &[(true, &applied)],
+                CommitFate::NotApplied => &[(false, &not_committed)],
+                CommitFate::Random => &[(true, &applied), (false, &not_committed)],
+            };
+            fates
+                .iter()
+                .flat_map(|&(first_applied, state)| {
+                    if m.has(Mistake::NewEventIdOnRetry) {
+                        retry_outcomes(state, spec, first_applied)
+                    } else {
+                        one(OutcomeId::CommitUnknown, state)
+                    }
+                })
+                .collect()
+        }
+        CrashPoint::AfterUpdate | CrashPoint::AfterPublish => {
+            unreachable!("handled above, or refused by the input for this mode")
+        }
+    }
+}
+
+/// The client took an unknown COMMIT for a failure and runs the function again with a fresh
+/// event_id.
+fn retry_outcomes(state: &Snapshot, spec: &AttemptSpec, first_applied: bool) -> Outcomes {
+    outbox_attempt(state, &spec.fresh_id_retry())
+        .into_iter()
+        .map(|(o, s)| {
+            let o = match o {
+                OutcomeId::GuardRejected => OutcomeId::RetryRefused,
+                OutcomeId::Committed | OutcomeId::CommittedSilently if first_applied => {
+                    OutcomeId::RetryDuplicated
+                }
+                OutcomeId::Committed | OutcomeId::CommittedSilently => OutcomeId::RetryCommitted,
+                other => other,
+            };
+            (o, s)
+        })
+        .collect()
+}
+
+/// Trace A: the status in the ticket database, the event straight to Kafka, no outbox.
+fn naive_attempt(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
+    let one = |o, s: Snapshot| vec![(o, s)];
+    if !is_open(before) {
+        return one(OutcomeId::GuardRejected, before.clone());
+    }
+    if spec.crash == CrashPoint::AfterUpdate {
+        return one(OutcomeId::CrashedAfterUpdate, before.clone());
+    }
+    let publish = |s: &Snapshot| {
+        let mut s = s.clone();
+        broker::publish_and_consume(&mut s, names::TICKET_ID, spec.payload.as_str());
+        s
+    };
+    match (spec.mode, spec.crash) {
+        (Mode::Naive, CrashPoint::AfterCommit) => one(
+            OutcomeId::NaiveEventLost,
+            with_status(before, names::STATUS_RESOLVED),
+        ),
+        (Mode::Naive, _) => one(
+            OutcomeId::NaivePublished,
+            publish(&with_status(before, names::STATUS_RESOLVED)),
+        ),
+        (_, CrashPoint::AfterPublish) => one(OutcomeId::NaivePhantomEvent, publish(before)),
+        _ => one(
+            OutcomeId::NaivePublished,
+            with_status(&publish(before), names::STATUS_RESOLVED),
+        ),
     }
 }
 
@@ -107,40 +232,79 @@ pub fn predict_attempt(before: &Snapshot, spec: &AttemptSpec) -> Expected {
 /// but one: a lost COMMIT reply's fate, which it takes from PostgreSQL (`pg_committed`).
 pub fn predict_reconcile(before: &Snapshot, spec: &AttemptSpec, pg_committed: bool) -> Expected {
     let mut spec = spec.clone();
-    if spec.crash == CrashPoint::CommitReplyLost {
+    let lost_reply = spec.crash == CrashPoint::CommitReplyLost;
+    if lost_reply {
         spec.commit_fate = if pg_committed {
             CommitFate::Applied
         } else {
             CommitFate::NotApplied
         };
     }
-    let attempt = predict_attempt(before, &spec);
-    let committed = match attempt.outcome {
-        Some(OutcomeId::CommitUnknown) => pg_committed,
-        Some(outcome) => outcome.committed() == Some(true),
-        None => false,
-    };
-    Expected {
-        outcome: Some(if committed {
-            OutcomeId::ReconciledCommitted
-        } else {
-            OutcomeId::ReconciledNotCommitted
-        }),
-        states: attempt.states,
+    let possible = attempt_outcomes(before, &spec)
+        .into_iter()
+        .map(|(outcome, state)| {
+            let committed = if lost_reply {
+                pg_committed
+            } else {
+                outcome.committed() == Some(true)
+            };
+            let outcome = if committed {
+                OutcomeId::ReconciledCommitted
+            } else {
+                OutcomeId::ReconciledNotCommitted
+            };
+            Possible {
+                outcome: Some(outcome),
+                state,
+            }
+        })
+        .collect();
+    Expected { possible }
+}
+
+/// Predicts a race: B's UPDATE waits for A's row lock, so B runs on what A left.
+pub fn predict_race(before: &Snapshot, mistakes: &Mistakes) -> Expected {
+    let (a, b) = race_specs(mistakes);
+    let mut possible = Vec::new();
+    for (oa, after_a) in outbox_attempt(before, &a) {
+        for (ob, after_b) in outbox_attempt(&after_a, &b) {
+            possible.push(Possible {
+                outcome: Some(race_outcome(oa, ob)),
+                state: after_b,
+            });
+        }
+    }
+    Expected { possible }
+}
+
+/// The two requests of a race: the lesson's event and a second request's own.
+pub fn race_specs(mistakes: &Mistakes) -> (AttemptSpec, AttemptSpec) {
+    let mut a = AttemptSpec::lesson(CrashPoint::None);
+    a.mistakes = mistakes.clone();
+    let mut b = a.clone();
+    b.event_id = EventId::constant(names::RACE_B_EVENT_ID);
+    b.payload = Payload::constant(names::RACE_B_PAYLOAD);
+    (a, b)
+}
+
+/// How a race ended, by how many of its two transactions committed.
+pub fn race_outcome(a: OutcomeId, b: OutcomeId) -> OutcomeId {
+    let won = |o: OutcomeId| matches!(o, OutcomeId::Committed | OutcomeId::CommittedSilently);
+    match (won(a), won(b)) {
+        (true, true) => OutcomeId::RaceTwoWinners,
+        (false, false) => OutcomeId::RaceNoWinner,
+        _ => OutcomeId::RaceOneWinner,
     }
 }
 
 /// Predicts an action that moves the tables to one known state and has no outcome id.
 pub fn predict_state(state: Snapshot) -> Expected {
-    Expected {
-        outcome: None,
-        states: vec![state],
-    }
+    Expected::one(None, state)
 }
 
 /// Whether a real outcome and state are among the model's predictions.
 pub fn matches(expected: &Expected, outcome: Option<OutcomeId>, actual: &Snapshot) -> bool {
-    expected.outcome == outcome && expected.states.iter().any(|s| s == actual)
+    expected.allows(outcome, actual)
 }
 
 #[cfg(test)]
@@ -150,6 +314,21 @@ mod tests {
 
     fn attempt(crash: CrashPoint) -> AttemptSpec {
         AttemptSpec::lesson(crash)
+    }
+
+    fn outcome(e: &Expected) -> OutcomeId {
+        assert_eq!(e.possible.len(), 1, "{e:?}");
+        e.possible[0].outcome.unwrap()
+    }
+
+    fn states(e: &Expected) -> Vec<Snapshot> {
+        e.possible.iter().map(|p| p.state.clone()).collect()
+    }
+
+    fn way(crash: CrashPoint, mode: Mode, mistakes: &[Mistake]) -> AttemptSpec {
+        attempt(crash)
+            .with_way(mode, Mistakes::of(mistakes))
+            .unwrap()
     }
 
     #[test]
@@ -176,41 +355,48 @@ mod tests {
             ),
             (CrashPoint::None, OutcomeId::Committed, "resolved", 1),
         ];
-        for (crash, outcome, status, rows) in cases {
+        for (crash, outcome_id, status, rows) in cases {
             let e = predict_attempt(&s0, &attempt(crash));
-            assert_eq!(e.outcome, Some(outcome), "{crash}");
-            assert_eq!(e.states.len(), 1);
-            assert_eq!(e.states[0].ticket(names::TICKET_ID).unwrap().status, status);
-            assert_eq!(e.states[0].outbox.len(), rows);
+            assert_eq!(outcome(&e), outcome_id, "{crash}");
+            let s = &e.possible[0].state;
+            assert_eq!(s.ticket(names::TICKET_ID).unwrap().status, status);
+            assert_eq!(s.outbox.len(), rows);
+            assert!(s.kafka.is_empty() && s.history.is_empty());
             if rows == 1 {
-                assert_eq!(e.states[0].outbox[0].published_at, None);
-                assert_eq!(e.states[0].outbox[0].event_id, names::EVENT_ID);
+                assert_eq!(s.outbox[0].published_at, None);
+                assert_eq!(s.outbox[0].event_id, names::EVENT_ID);
             }
         }
     }
 
     #[test]
     fn a_resolved_ticket_is_refused_by_the_guard_whatever_the_crash_point() {
-        let resolved =
-            predict_attempt(&initial_state(), &attempt(CrashPoint::None)).states[0].clone();
-        for &crash in CrashPoint::ALL {
+        let resolved = states(&predict_attempt(
+            &initial_state(),
+            &attempt(CrashPoint::None),
+        ))[0]
+            .clone();
+        for &crash in Mode::Outbox.crash_points() {
             let e = predict_attempt(&resolved, &attempt(crash));
-            assert_eq!(e.outcome.unwrap(), OutcomeId::GuardRejected, "{crash}");
-            assert_eq!(e.states, vec![resolved.clone()]);
+            assert_eq!(outcome(&e), OutcomeId::GuardRejected, "{crash}");
+            assert_eq!(states(&e), vec![resolved.clone()]);
         }
     }
 
     #[test]
     fn a_reopened_ticket_with_its_event_already_written_hits_the_primary_key() {
-        let resolved =
-            predict_attempt(&initial_state(), &attempt(CrashPoint::None)).states[0].clone();
+        let resolved = states(&predict_attempt(
+            &initial_state(),
+            &attempt(CrashPoint::None),
+        ))[0]
+            .clone();
         let reopened = reopened(&resolved);
         let e = predict_attempt(&reopened, &attempt(CrashPoint::None));
-        assert_eq!(e.outcome.unwrap(), OutcomeId::InsertConflict);
-        assert_eq!(e.states, vec![reopened.clone()]);
+        assert_eq!(outcome(&e), OutcomeId::InsertConflict);
+        assert_eq!(states(&e), vec![reopened.clone()]);
         // A crash after the UPDATE comes before the INSERT, so no conflict is reached.
         let e = predict_attempt(&reopened, &attempt(CrashPoint::AfterUpdate));
-        assert_eq!(e.outcome.unwrap(), OutcomeId::CrashedAfterUpdate);
+        assert_eq!(outcome(&e), OutcomeId::CrashedAfterUpdate);
     }
 
     #[test]
@@ -218,31 +404,159 @@ mod tests {
         let mut spec = attempt(CrashPoint::None);
         spec.payload = Payload::parse("{not json").unwrap();
         let e = predict_attempt(&initial_state(), &spec);
-        assert_eq!(e.outcome.unwrap(), OutcomeId::InvalidPayload);
-        assert_eq!(e.states, vec![initial_state()]);
+        assert_eq!(outcome(&e), OutcomeId::InvalidPayload);
+        assert_eq!(states(&e), vec![initial_state()]);
     }
 
     #[test]
     fn a_lost_commit_reply_allows_both_states_until_the_fate_is_known() {
         let mut spec = attempt(CrashPoint::CommitReplyLost);
         let e = predict_attempt(&initial_state(), &spec);
-        assert_eq!(e.outcome.unwrap(), OutcomeId::CommitUnknown);
-        assert_eq!(e.states.len(), 2);
+        assert_eq!(e.possible.len(), 2);
+        assert!(
+            e.possible
+                .iter()
+                .all(|p| p.outcome == Some(OutcomeId::CommitUnknown))
+        );
         spec.commit_fate = CommitFate::NotApplied;
         assert_eq!(
-            predict_attempt(&initial_state(), &spec).states,
+            states(&predict_attempt(&initial_state(), &spec)),
             vec![initial_state()]
         );
     }
 
     #[test]
     fn a_new_event_id_after_a_reopen_writes_a_second_row() {
-        let resolved =
-            predict_attempt(&initial_state(), &attempt(CrashPoint::None)).states[0].clone();
+        let resolved = states(&predict_attempt(
+            &initial_state(),
+            &attempt(CrashPoint::None),
+        ))[0]
+            .clone();
         let mut spec = attempt(CrashPoint::None);
         spec.event_id = EventId::parse("event-ticket-901").unwrap();
         let e = predict_attempt(&reopened(&resolved), &spec);
-        assert_eq!(e.outcome.unwrap(), OutcomeId::Committed);
-        assert_eq!(e.states[0].outbox.len(), 2);
+        assert_eq!(outcome(&e), OutcomeId::Committed);
+        assert_eq!(states(&e)[0].outbox.len(), 2);
+    }
+
+    #[test]
+    fn trace_a_loses_the_event_or_publishes_a_phantom() {
+        let s0 = initial_state();
+        let e = predict_attempt(&s0, &way(CrashPoint::AfterCommit, Mode::Naive, &[]));
+        assert_eq!(outcome(&e), OutcomeId::NaiveEventLost);
+        let s = &states(&e)[0];
+        assert_eq!(s.ticket(names::TICKET_ID).unwrap().status, "resolved");
+        assert!(s.outbox.is_empty() && s.kafka.is_empty() && s.history.is_empty());
+
+        let e = predict_attempt(&s0, &way(CrashPoint::None, Mode::Naive, &[]));
+        assert_eq!(outcome(&e), OutcomeId::NaivePublished);
+        assert_eq!(states(&e)[0].kafka.len(), 1);
+        assert_eq!(states(&e)[0].history[0].to_status, "resolved");
+
+        let spec = way(CrashPoint::AfterPublish, Mode::NaivePublishFirst, &[]);
+        let e = predict_attempt(&s0, &spec);
+        assert_eq!(outcome(&e), OutcomeId::NaivePhantomEvent);
+        let s = &states(&e)[0];
+        assert_eq!(s.ticket(names::TICKET_ID).unwrap().status, "open");
+        assert_eq!((s.kafka.len(), s.history.len()), (1, 1));
+    }
+
+    #[test]
+    fn a_statement_outside_the_transaction_survives_its_rollback() {
+        let s0 = initial_state();
+        let e = predict_attempt(
+            &s0,
+            &way(
+                CrashPoint::AfterInsert,
+                Mode::Outbox,
+                &[Mistake::InsertOutsideTx],
+            ),
+        );
+        assert_eq!(outcome(&e), OutcomeId::OrphanIntent);
+        let s = &states(&e)[0];
+        assert_eq!(s.ticket(names::TICKET_ID).unwrap().status, "open");
+        assert_eq!(s.outbox.len(), 1);
+
+        let e = predict_attempt(
+            &s0,
+            &way(
+                CrashPoint::AfterUpdate,
+                Mode::Outbox,
+                &[Mistake::UpdateOutsideTx],
+            ),
+        );
+        assert_eq!(outcome(&e), OutcomeId::ChangeWithoutIntent);
+        let s = &states(&e)[0];
+        assert_eq!(s.ticket(names::TICKET_ID).unwrap().status, "resolved");
+        assert!(s.outbox.is_empty());
+    }
+
+    #[test]
+    fn without_the_guard_a_resolved_ticket_gets_a_second_event() {
+        let resolved = states(&predict_attempt(
+            &initial_state(),
+            &attempt(CrashPoint::None),
+        ))[0]
+            .clone();
+        let mut spec = way(CrashPoint::None, Mode::Outbox, &[Mistake::UnguardedUpdate]);
+        spec.event_id = EventId::parse("event-ticket-901").unwrap();
+        let e = predict_attempt(&resolved, &spec);
+        assert_eq!(outcome(&e), OutcomeId::Committed);
+        assert_eq!(states(&e)[0].outbox.len(), 2);
+    }
+
+    #[test]
+    fn a_fresh_id_on_retry_is_saved_by_the_guard_and_doubled_without_it() {
+        let mut spec = way(
+            CrashPoint::CommitReplyLost,
+            Mode::Outbox,
+            &[Mistake::NewEventIdOnRetry],
+        );
+        spec.commit_fate = CommitFate::Applied;
+        let e = predict_attempt(&initial_state(), &spec);
+        assert_eq!(outcome(&e), OutcomeId::RetryRefused);
+        assert_eq!(states(&e)[0].outbox.len(), 1);
+
+        spec.mistakes = Mistakes::of(&[Mistake::NewEventIdOnRetry, Mistake::UnguardedUpdate]);
+        let e = predict_attempt(&initial_state(), &spec);
+        assert_eq!(outcome(&e), OutcomeId::RetryDuplicated);
+        assert_eq!(states(&e)[0].outbox.len(), 2);
+
+        spec.commit_fate = CommitFate::Random;
+        let e = predict_attempt(&initial_state(), &spec);
+        let mut outcomes: Vec<_> = e.possible.iter().map(|p| p.outcome.unwrap()).collect();
+        outcomes.sort_by_key(|o| o.id());
+        assert_eq!(
+            outcomes,
+            [OutcomeId::RetryCommitted, OutcomeId::RetryDuplicated]
+        );
+    }
+
+    #[test]
+    fn on_conflict_do_nothing_hides_a_replay_after_a_reopen() {
+        let resolved = states(&predict_attempt(
+            &initial_state(),
+            &attempt(CrashPoint::None),
+        ))[0]
+            .clone();
+        let reopened = reopened(&resolved);
+        let spec = way(
+            CrashPoint::None,
+            Mode::Outbox,
+            &[Mistake::OnConflictDoNothing],
+        );
+        let e = predict_attempt(&reopened, &spec);
+        assert_eq!(outcome(&e), OutcomeId::CommittedSilently);
+        assert_eq!(states(&e)[0], resolved);
+    }
+
+    #[test]
+    fn a_race_has_one_winner_with_the_guard_and_two_without() {
+        let e = predict_race(&initial_state(), &Mistakes::none());
+        assert_eq!(outcome(&e), OutcomeId::RaceOneWinner);
+        assert_eq!(states(&e)[0].outbox.len(), 1);
+        let e = predict_race(&initial_state(), &Mistakes::of(&[Mistake::UnguardedUpdate]));
+        assert_eq!(outcome(&e), OutcomeId::RaceTwoWinners);
+        assert_eq!(states(&e)[0].outbox.len(), 2);
     }
 }

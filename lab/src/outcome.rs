@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{ActionKind, CommitFate, CrashPoint, OutcomeId};
+use crate::catalog::{ActionKind, CommitFate, CrashPoint, Difference, Mode, OutcomeId, Setup};
+use crate::input::Mistakes;
 
 /// A row of `tickets`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,6 +72,12 @@ pub enum Actor {
     Support,
     /// The playground's own plumbing (choosing the sandbox, resetting it): not the lesson.
     Playground,
+    /// The ticket service, but through another pooled connection: outside its transaction.
+    ServicePool,
+    /// The simulated Kafka broker, on a connection and commit of its own.
+    Broker,
+    /// The History consumer, on a connection and commit of its own.
+    Consumer,
 }
 
 /// What a step sent or what happened at that point.
@@ -86,6 +93,19 @@ pub enum Sent {
     ConnectionCut,
     /// PostgreSQL's backend for the dead connection has exited.
     BackendGone { pid: i32 },
+    /// Seen from another session: backend `pid` waits for a lock held by `blocked_by`.
+    LockWait { pid: i32, blocked_by: Vec<i32> },
+    /// The client gave up on an unknown COMMIT and retries with a fresh event_id.
+    RetryWithNewId { event_id: String },
+    /// The consumer could not read the record as an event and skipped it.
+    ConsumerSkipped { offset: i64 },
+}
+
+/// Which of a race's two requests a step belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Lane {
+    A,
+    B,
 }
 
 /// PostgreSQL's answer to a step.
@@ -134,25 +154,85 @@ pub struct TraceStep {
     pub tx: TxState,
     /// Microseconds since the action started.
     pub at_us: u64,
+    /// The race lane, for a race's steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lane: Option<Lane>,
 }
 
 /// The settings of one resolve attempt, echoed in its report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AttemptSettings {
+    #[serde(default = "outbox_mode")]
+    pub mode: Mode,
+    #[serde(default)]
+    pub mistakes: Mistakes,
     pub crash: CrashPoint,
     pub commit_fate: CommitFate,
     pub event_id: String,
     pub payload: String,
 }
 
-/// What the reference model predicted for an action from the state before it.
+fn outbox_mode() -> Mode {
+    Mode::Outbox
+}
+
+/// One outcome the reference model allows, with the tables it leaves.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Expected {
+pub struct Possible {
     /// The outcome id (none for actions without one: reset, reopen).
     pub outcome: Option<OutcomeId>,
-    /// The states the tables may be in afterwards: one, or two when the outcome depends on a
-    /// fate the client cannot see (a lost COMMIT reply).
-    pub states: Vec<Snapshot>,
+    pub state: Snapshot,
+}
+
+/// What the reference model predicted for an action from the state before it: one
+/// possibility, or two when the result depends on a fate the client cannot see (a lost
+/// COMMIT reply).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expected {
+    pub possible: Vec<Possible>,
+}
+
+impl Expected {
+    pub fn one(outcome: Option<OutcomeId>, state: Snapshot) -> Self {
+        Expected {
+            possible: vec![Possible { outcome, state }],
+        }
+    }
+
+    /// Whether a real outcome and state are among the predictions.
+    pub fn allows(&self, outcome: Option<OutcomeId>, state: &Snapshot) -> bool {
+        self.possible
+            .iter()
+            .any(|p| p.outcome == outcome && &p.state == state)
+    }
+}
+
+/// What a race's two requests did, and the lock wait seen between them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaceReport {
+    pub a: OutcomeId,
+    pub b: OutcomeId,
+    pub a_event_id: String,
+    pub b_event_id: String,
+    /// B's backend as seen waiting in `pg_stat_activity`, blocked by A's backend.
+    pub lock_wait: Option<LockWaitSeen>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockWaitSeen {
+    pub waiting_pid: i32,
+    pub blocked_by: Vec<i32>,
+    pub wait_event: String,
+    pub at_us: u64,
+}
+
+/// The same crash point the outbox way and a wrong way, in two sandboxes of their own.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompareReport {
+    pub setup: Setup,
+    pub outbox: Report,
+    pub wrong: Report,
+    pub difference: Difference,
 }
 
 /// How reconciliation decided, from the database alone.
@@ -188,6 +268,8 @@ pub struct Report {
     pub expected: Option<Expected>,
     pub matches_model: Option<bool>,
     pub reconciliation: Option<Reconciliation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race: Option<RaceReport>,
 }
 
 impl Report {
@@ -204,6 +286,7 @@ impl Report {
             expected: None,
             matches_model: None,
             reconciliation: None,
+            race: None,
         }
     }
 }

@@ -12,8 +12,8 @@ mod common;
 
 use std::fmt;
 
-use outbox_lab::catalog::{CommitFate, CrashPoint, OutcomeId};
-use outbox_lab::input::{AttemptSpec, EventId, Payload};
+use outbox_lab::catalog::{CommitFate, Mistake, Mode, OutcomeId};
+use outbox_lab::input::{AttemptSpec, EventId, Mistakes, Payload};
 use outbox_lab::model;
 use outbox_lab::outcome::{Expected, Report, Snapshot};
 use outbox_lab::pg::{Lab, LabConfig, LabError, SchemaName};
@@ -44,6 +44,7 @@ enum Action {
     Reopen,
     Attempt(AttemptSpec),
     Reconcile,
+    Race(Mistakes),
 }
 
 impl fmt::Display for Action {
@@ -52,9 +53,12 @@ impl fmt::Display for Action {
             Action::Reset => f.write_str("reset"),
             Action::Reopen => f.write_str("reopen"),
             Action::Reconcile => f.write_str("reconcile"),
+            Action::Race(m) => write!(f, "race(mistakes={:?})", m.ids()),
             Action::Attempt(s) => write!(
                 f,
-                "attempt(crash={}, fate={}, event_id={:?}, payload={:?})",
+                "attempt(mode={}, mistakes={:?}, crash={}, fate={}, event_id={:?}, payload={:?})",
+                s.mode,
+                s.mistakes.ids(),
                 s.crash,
                 s.commit_fate,
                 s.event_id.as_str(),
@@ -65,13 +69,35 @@ impl fmt::Display for Action {
 }
 
 fn random_action(rng: &mut StdRng) -> Action {
-    match rng.random_range(0..10) {
+    match rng.random_range(0..12) {
         0 => Action::Reset,
         1 => Action::Reopen,
         2 | 3 => Action::Reconcile,
+        4 => Action::Race(if rng.random_bool(0.5) {
+            Mistakes::of(&[Mistake::UnguardedUpdate])
+        } else {
+            Mistakes::none()
+        }),
         _ => {
             let pick = |rng: &mut StdRng, n: usize| rng.random_range(0..n);
-            let crash = CrashPoint::ALL[pick(rng, CrashPoint::ALL.len())];
+            // Mostly the lesson's mode, so its paths stay the most exercised.
+            let mode = if rng.random_bool(0.6) {
+                Mode::Outbox
+            } else {
+                Mode::ALL[pick(rng, Mode::ALL.len())]
+            };
+            let crash = mode.crash_points()[pick(rng, mode.crash_points().len())];
+            let mut mistakes: Vec<Mistake> = Vec::new();
+            if mode == Mode::Outbox {
+                for &m in Mistake::ALL {
+                    if rng.random_bool(0.2) {
+                        mistakes.push(m);
+                    }
+                }
+                if mistakes.contains(&Mistake::InsertOutsideTx) {
+                    mistakes.retain(|m| *m != Mistake::UpdateOutsideTx);
+                }
+            }
             let commit_fate = CommitFate::ALL[pick(rng, CommitFate::ALL.len())];
             // Mostly the lesson's payload, so the interesting paths past the INSERT are common.
             let payload = if rng.random_bool(0.7) {
@@ -80,6 +106,8 @@ fn random_action(rng: &mut StdRng) -> Action {
                 PAYLOADS[pick(rng, PAYLOADS.len())]
             };
             Action::Attempt(AttemptSpec {
+                mode,
+                mistakes: Mistakes::of(&mistakes),
                 crash,
                 commit_fate,
                 event_id: EventId::parse(EVENT_IDS[pick(rng, EVENT_IDS.len())])
@@ -118,14 +146,11 @@ struct Mismatch(String);
 
 /// Picks the predicted state the database really reached, if the model allowed it.
 fn reached(expected: &Expected, outcome: Option<OutcomeId>, report: &Report) -> Option<Snapshot> {
-    if expected.outcome != outcome {
-        return None;
-    }
     expected
-        .states
+        .possible
         .iter()
-        .find(|s| **s == report.snapshot)
-        .cloned()
+        .find(|p| p.outcome == outcome && p.state == report.snapshot)
+        .map(|p| p.state.clone())
 }
 
 /// Runs one action and checks it against the model and a fresh read.
@@ -148,6 +173,10 @@ async fn step(
             lab.attempt(sandbox, spec).await,
             Some(model::predict_attempt(&m.state, spec)),
         ),
+        Action::Race(mistakes) => (
+            lab.race(sandbox, mistakes).await,
+            Some(model::predict_race(&m.state, mistakes)),
+        ),
         Action::Reconcile => match &m.pending {
             None => {
                 return match lab.reconcile(sandbox).await {
@@ -167,8 +196,8 @@ async fn step(
     let expected = expected.expect("every branch predicts");
     let Some(state) = reached(&expected, report.outcome, &report) else {
         return Err(Mismatch(format!(
-            "{action}: the model predicted {:?} with one of {:#?},\nthe database answered {:?} with {:#?}",
-            expected.outcome, expected.states, report.outcome, report.snapshot
+            "{action}: the model predicted one of {:#?},\nthe database answered {:?} with {:#?}",
+            expected.possible, report.outcome, report.snapshot
         )));
     };
     if report.matches_model != Some(true) {
@@ -187,10 +216,14 @@ async fn step(
         )));
     }
     match action {
-        Action::Reset | Action::Reopen => m.pending = None,
+        Action::Reset | Action::Reopen | Action::Race(_) => m.pending = None,
         Action::Attempt(spec) => {
             let committed = match report.outcome {
-                Some(OutcomeId::CommitUnknown) => state != m.state,
+                Some(OutcomeId::CommitUnknown) => {
+                    let mut applied = spec.clone();
+                    applied.commit_fate = CommitFate::Applied;
+                    model::predict_attempt(&m.state, &applied).allows(report.outcome, &state)
+                }
                 Some(o) => o.committed() == Some(true),
                 None => false,
             };

@@ -1,21 +1,28 @@
 //! The lesson's transaction: BEGIN → guarded UPDATE → INSERT outbox → COMMIT, all through one
-//! transaction handle (`tx`), with the crash points as named stops between the steps.
+//! transaction handle (`tx`), with the crash points as named stops between the steps. The
+//! classic mistakes are real code paths here too: a statement through the pool instead of
+//! `tx`, a missing guard, `ON CONFLICT DO NOTHING`. Trace A lives in [`super::naive`].
 
-use sqlx::{Connection, PgConnection};
+use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
 
-use crate::catalog::{CrashPoint, OutcomeId, names::TICKET_ID};
+use crate::catalog::{CrashPoint, Mistake, Mode, OutcomeId, names::TICKET_ID};
 use crate::input::AttemptSpec;
 use crate::outcome::{Actor, Answer, TxState};
 
 use super::error::{LabError, is_connection_failure, sqlstate};
 use super::names::SchemaName;
+use super::sandbox_tx;
 use super::trace::{Tracer, answer_of, done, rows};
 
 /// Step 1: change the status only if the ticket is still open.
 pub const GUARDED_UPDATE: &str =
     "UPDATE tickets SET status = 'resolved' WHERE id = $1 AND status = 'open'";
+/// The mistake `unguarded_update`: no `AND status = 'open'`.
+pub const UNGUARDED_UPDATE: &str = "UPDATE tickets SET status = 'resolved' WHERE id = $1";
 /// Step 2: the durable intent to publish, in the same transaction.
 pub const INSERT_OUTBOX: &str = "INSERT INTO outbox (event_id, aggregate_id, payload, published_at) VALUES ($1, $2, $3::jsonb, NULL)";
+/// The mistake `on_conflict_do_nothing`: a replayed event_id is silently skipped.
+pub const INSERT_OUTBOX_DO_NOTHING: &str = "INSERT INTO outbox (event_id, aggregate_id, payload, published_at) VALUES ($1, $2, $3::jsonb, NULL) ON CONFLICT (event_id) DO NOTHING";
 /// The playground's plumbing inside the transaction: point the lesson's unqualified table
 /// names at the learner's sandbox, and note the backend and transaction ids (the first to
 /// prove a crash's backend is gone, the second for reconciliation).
@@ -42,16 +49,24 @@ pub struct Attempted {
     pub xid: String,
 }
 
-/// Runs the lesson's transaction on `conn` and records every step in `trace`.
+/// Where an attempt runs: the learner's sandbox, and the pool that statements outside the
+/// transaction (the mistakes, the simulated broker) go through.
+#[derive(Clone, Copy)]
+pub struct Place<'a> {
+    pub pool: &'a PgPool,
+    pub sandbox: &'a SchemaName,
+}
+
+/// Runs the attempt's function on `conn` and records every step in `trace`.
 pub async fn resolve_ticket(
     conn: &mut PgConnection,
-    sandbox: &SchemaName,
+    place: Place<'_>,
     spec: &AttemptSpec,
     trace: &mut Tracer,
 ) -> Result<Attempted, LabError> {
     let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
     trace.sql(Actor::Service, "BEGIN", &[], done(), TxState::Open);
-
+    let sandbox = place.sandbox;
     let (_, backend_pid, xid): (String, i32, String) = sqlx::query_as(ENTER_SANDBOX)
         .bind(sandbox.as_str())
         .fetch_one(&mut *tx)
@@ -65,86 +80,173 @@ pub async fn resolve_ticket(
         Answer::Values { values },
         TxState::Open,
     );
-    let attempted = |stop| Attempted {
+    let stop = match spec.mode {
+        Mode::Outbox => outbox_steps(tx, place, spec, trace).await?,
+        Mode::Naive | Mode::NaivePublishFirst => {
+            super::naive::naive_steps(tx, place, spec, trace).await?
+        }
+    };
+    Ok(Attempted {
         stop,
         backend_pid,
-        xid: xid.clone(),
+        xid,
+    })
+}
+
+/// A statement's result: rows affected, or PostgreSQL's refusal (the connection is fine).
+type StatementResult = Result<u64, sqlx::Error>;
+
+/// Runs one statement of the function, through `tx` or — the mistake — through the pool in a
+/// transaction of its own that commits at once.
+async fn statement(
+    tx: &mut Transaction<'_, Postgres>,
+    outside: bool,
+    place: Place<'_>,
+    sql: &'static str,
+    params: &[&str],
+    trace: &mut Tracer,
+) -> Result<StatementResult, LabError> {
+    let bind = |mut q: sqlx::query::Query<'static, Postgres, sqlx::postgres::PgArguments>| {
+        for p in params {
+            q = q.bind((*p).to_owned());
+        }
+        q
+    };
+    if !outside {
+        let result = bind(sqlx::query(sql)).execute(&mut **tx).await;
+        return finish_statement(result, Actor::Service, sql, params, trace);
+    }
+    let mut own = sandbox_tx::begin(place.pool, place.sandbox, Actor::ServicePool, trace).await?;
+    let result = bind(sqlx::query(sql)).execute(&mut *own).await;
+    let result = finish_statement(result, Actor::ServicePool, sql, params, trace)?;
+    match &result {
+        Ok(_) => sandbox_tx::commit(own, Actor::ServicePool, trace).await?,
+        Err(_) => sandbox_tx::rollback(own, Actor::ServicePool, trace).await?,
+    }
+    Ok(result)
+}
+
+fn finish_statement(
+    result: Result<sqlx::postgres::PgQueryResult, sqlx::Error>,
+    actor: Actor,
+    sql: &str,
+    params: &[&str],
+    trace: &mut Tracer,
+) -> Result<StatementResult, LabError> {
+    match result {
+        Ok(r) => {
+            trace.sql(actor, sql, params, rows(r.rows_affected()), TxState::Open);
+            Ok(Ok(r.rows_affected()))
+        }
+        Err(err) if matches!(err, sqlx::Error::Database(_)) => {
+            let state = if actor == Actor::Service {
+                TxState::Failed
+            } else {
+                TxState::Open
+            };
+            trace.sql(actor, sql, params, answer_of(&err), state);
+            Ok(Err(err))
+        }
+        Err(err) => Err(LabError::from_sqlx(err)),
+    }
+}
+
+/// Lesson 8.2's function, with the chosen mistakes.
+async fn outbox_steps(
+    mut tx: Transaction<'_, Postgres>,
+    place: Place<'_>,
+    spec: &AttemptSpec,
+    trace: &mut Tracer,
+) -> Result<Stop, LabError> {
+    let m = &spec.mistakes;
+    let update_outside = m.has(Mistake::UpdateOutsideTx);
+    // After an UPDATE that committed on its own, no rollback undoes the status.
+    let lost = |o| {
+        if update_outside {
+            OutcomeId::ChangeWithoutIntent
+        } else {
+            o
+        }
     };
 
-    // Step 1: the guarded UPDATE, through tx.
-    let updated = sqlx::query(GUARDED_UPDATE)
-        .bind(TICKET_ID)
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?
-        .rows_affected();
-    trace.sql(
-        Actor::Service,
-        GUARDED_UPDATE,
-        &[TICKET_ID],
-        rows(updated),
-        TxState::Open,
-    );
+    // Step 1: the UPDATE.
+    let update = if m.has(Mistake::UnguardedUpdate) {
+        UNGUARDED_UPDATE
+    } else {
+        GUARDED_UPDATE
+    };
+    let updated = statement(&mut tx, update_outside, place, update, &[TICKET_ID], trace)
+        .await?
+        .map_err(|e| LabError::in_sandbox(e, place.sandbox.as_str()))?;
     if updated != 1 {
         // 0 rows: the ticket is not open (or missing). A business condition, not a driver
         // error: end the transaction and write no event.
-        tx.rollback().await.map_err(LabError::from_sqlx)?;
-        trace.sql(Actor::Service, "ROLLBACK", &[], done(), TxState::RolledBack);
-        return Ok(attempted(Stop::Returned(OutcomeId::GuardRejected)));
+        sandbox_tx::rollback(tx, Actor::Service, trace).await?;
+        return Ok(Stop::Returned(OutcomeId::GuardRejected));
     }
 
     if spec.crash == CrashPoint::AfterUpdate {
         // Forgetting the handle skips sqlx's queued ROLLBACK: the process is simply gone.
         std::mem::forget(tx);
-        return Ok(attempted(Stop::Crash(OutcomeId::CrashedAfterUpdate)));
+        return Ok(Stop::Crash(lost(OutcomeId::CrashedAfterUpdate)));
     }
 
-    // Step 2: the outbox row, through the same tx. The payload is a bound parameter.
-    let event_id = spec.event_id.as_str();
-    let payload = spec.payload.as_str();
-    let inserted = sqlx::query(INSERT_OUTBOX)
-        .bind(event_id)
-        .bind(TICKET_ID)
-        .bind(payload)
-        .execute(&mut *tx)
-        .await;
-    match inserted {
-        Ok(result) => trace.sql(
-            Actor::Service,
-            INSERT_OUTBOX,
-            &[event_id, TICKET_ID, payload],
-            rows(result.rows_affected()),
-            TxState::Open,
-        ),
-        Err(err) if matches!(err, sqlx::Error::Database(_)) => {
+    // Step 2: the outbox row. The payload is a bound parameter.
+    let insert_outside = m.has(Mistake::InsertOutsideTx);
+    let insert = if m.has(Mistake::OnConflictDoNothing) {
+        INSERT_OUTBOX_DO_NOTHING
+    } else {
+        INSERT_OUTBOX
+    };
+    let params = [spec.event_id.as_str(), TICKET_ID, spec.payload.as_str()];
+    let inserted = match statement(&mut tx, insert_outside, place, insert, &params, trace).await? {
+        Ok(n) => n == 1,
+        Err(err) => {
             let outcome = match sqlstate(&err).as_deref() {
                 Some("23505") => OutcomeId::InsertConflict,
                 Some(code) if code.starts_with("22") => OutcomeId::InvalidPayload,
                 _ => OutcomeId::InsertFailed,
             };
-            let params = [event_id, TICKET_ID, payload];
-            trace.sql(
-                Actor::Service,
-                INSERT_OUTBOX,
-                &params,
-                answer_of(&err),
-                TxState::Failed,
-            );
-            tx.rollback().await.map_err(LabError::from_sqlx)?;
-            trace.sql(Actor::Service, "ROLLBACK", &[], done(), TxState::RolledBack);
-            return Ok(attempted(Stop::Returned(outcome)));
+            sandbox_tx::rollback(tx, Actor::Service, trace).await?;
+            return Ok(Stop::Returned(lost(outcome)));
         }
-        Err(err) => return Err(LabError::from_sqlx(err)),
-    }
+    };
 
     if spec.crash == CrashPoint::AfterInsert {
         std::mem::forget(tx);
-        return Ok(attempted(Stop::Crash(OutcomeId::CrashedBeforeCommit)));
+        let outcome = if insert_outside && inserted {
+            OutcomeId::OrphanIntent
+        } else {
+            lost(OutcomeId::CrashedBeforeCommit)
+        };
+        return Ok(Stop::Crash(outcome));
     }
 
     // Step 3: COMMIT, only because both steps succeeded.
+    if let Some(stop) = commit(tx, trace).await? {
+        return Ok(stop);
+    }
+    if spec.crash == CrashPoint::AfterCommit {
+        return Ok(Stop::Crash(OutcomeId::CommittedThenCrashed));
+    }
+    // Nobody checked the INSERT's row count: the function reports success either way.
+    Ok(Stop::Returned(if inserted {
+        OutcomeId::Committed
+    } else {
+        OutcomeId::CommittedSilently
+    }))
+}
+
+/// Sends COMMIT; `Some(stop)` when no answer came.
+pub async fn commit(
+    tx: Transaction<'_, Postgres>,
+    trace: &mut Tracer,
+) -> Result<Option<Stop>, LabError> {
     match tx.commit().await {
-        Ok(()) => trace.sql(Actor::Service, "COMMIT", &[], done(), TxState::Committed),
+        Ok(()) => {
+            trace.sql(Actor::Service, "COMMIT", &[], done(), TxState::Committed);
+            Ok(None)
+        }
         Err(err) if is_connection_failure(&err) => {
             trace.sql(
                 Actor::Service,
@@ -153,13 +255,8 @@ pub async fn resolve_ticket(
                 answer_of(&err),
                 TxState::Unknown,
             );
-            return Ok(attempted(Stop::CommitUnanswered));
+            Ok(Some(Stop::CommitUnanswered))
         }
-        Err(err) => return Err(LabError::from_sqlx(err)),
+        Err(err) => Err(LabError::from_sqlx(err)),
     }
-
-    if spec.crash == CrashPoint::AfterCommit {
-        return Ok(attempted(Stop::Crash(OutcomeId::CommittedThenCrashed)));
-    }
-    Ok(attempted(Stop::Returned(OutcomeId::Committed)))
 }

@@ -24,6 +24,9 @@ pub enum LabError {
     /// A crashed attempt's backend did not exit in time, so its state cannot be shown safely.
     #[error("backend {pid} was still alive after {waited:?}")]
     BackendLingers { pid: i32, waited: Duration },
+    /// A race's second request was never seen waiting for the first one's lock.
+    #[error("backend {pid} was never seen waiting for a lock")]
+    LockWaitNotSeen { pid: i32 },
     /// The fault-injecting relay could not be set up.
     #[error("the network relay failed: {0}")]
     Relay(#[source] std::io::Error),

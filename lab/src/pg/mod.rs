@@ -7,13 +7,17 @@
 //! - [`runner`]: [`Lab`], every learner action answered by a report.
 
 pub mod attempt;
+pub mod broker;
 pub mod crash;
 pub mod database;
 pub mod error;
+pub mod naive;
 pub mod names;
+pub mod race;
 pub mod runner;
 pub mod sandbox;
 pub mod sandbox_lock;
+pub mod sandbox_tx;
 pub mod trace;
 pub mod wire_fault;
 

@@ -10,20 +10,24 @@ use sqlx::types::Json;
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
 use tokio::sync::Semaphore;
 
-use crate::catalog::{ActionKind, CommitFate, OutcomeId, names};
-use crate::input::AttemptSpec;
+use crate::catalog::{ActionKind, CommitFate, Mistake, OutcomeId, Setup, names};
+use crate::compare;
+use crate::input::{AttemptSpec, Mistakes};
 use crate::model;
 use crate::outcome::{
-    Actor, Answer, AttemptSettings, Expected, Reconciliation, Report, Sent, Snapshot, TxState,
+    Actor, Answer, AttemptSettings, CompareReport, Expected, RaceReport, Reconciliation, Report,
+    Sent, Snapshot, TxState,
 };
 
-use super::attempt::{self, Stop};
+use super::attempt::{self, Place, Stop};
 use super::crash;
 use super::database;
 use super::error::LabError;
 use super::names::{SandboxToken, SchemaName};
+use super::race;
 use super::sandbox::{self, RateLimit};
 use super::sandbox_lock::{LocalLocks, SandboxLock};
+use super::sandbox_tx::enter as enter_sandbox;
 use super::trace::{Tracer, done, rows};
 use super::wire_fault::{CommitFault, Relay, Upstream};
 
@@ -292,6 +296,7 @@ impl Lab {
             None,
             expected,
             Pending::Clear,
+            |_| {},
         )
         .await
     }
@@ -335,6 +340,7 @@ impl Lab {
             None,
             expected,
             Pending::Clear,
+            |_| {},
         )
         .await
     }
@@ -357,15 +363,23 @@ impl Lab {
         let before = self.snapshot(sandbox).await?;
         let expected = model::predict_attempt(&before, spec);
         let mut trace = Tracer::new();
+        let place = Place {
+            pool: self.pool(),
+            sandbox,
+        };
         let attempted = if spec.crash.kills_process() {
             self.attempt_on_own_connection(sandbox, spec, &mut trace)
                 .await?
         } else {
             let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
-            attempt::resolve_ticket(&mut conn, sandbox, spec, &mut trace).await?
+            attempt::resolve_ticket(&mut conn, place, spec, &mut trace).await?
         };
         let outcome = match attempted.stop {
             Stop::Returned(o) | Stop::Crash(o) => o,
+            Stop::CommitUnanswered if spec.mistakes.has(Mistake::NewEventIdOnRetry) => {
+                self.retry_with_fresh_id(place, spec, &attempted.xid, &mut trace)
+                    .await?
+            }
             Stop::CommitUnanswered => OutcomeId::CommitUnknown,
         };
         let pending = PendingAttempt {
@@ -382,8 +396,176 @@ impl Lab {
             Some(outcome),
             expected,
             Pending::Set(pending),
+            |_| {},
         )
         .await
+    }
+
+    /// The mistake `new_event_id_on_retry`: the client takes the unknown COMMIT for a failure
+    /// and runs the function again with a fresh event_id.
+    async fn retry_with_fresh_id(
+        &self,
+        place: Place<'_>,
+        spec: &AttemptSpec,
+        first_xid: &str,
+        trace: &mut Tracer,
+    ) -> Result<OutcomeId, LabError> {
+        const XACT_STATUS: &str = "SELECT pg_xact_status($1::xid8)";
+        let retry = spec.fresh_id_retry();
+        trace.push(
+            Actor::Service,
+            Sent::RetryWithNewId {
+                event_id: retry.event_id.as_str().to_owned(),
+            },
+            Answer::Nothing,
+            TxState::Idle,
+        );
+        let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
+        let again = attempt::resolve_ticket(&mut conn, place, &retry, trace).await?;
+        drop(conn);
+        let outcome = match again.stop {
+            Stop::Returned(o) | Stop::Crash(o) => o,
+            Stop::CommitUnanswered => OutcomeId::CommitUnknown,
+        };
+        Ok(match outcome {
+            OutcomeId::GuardRejected => OutcomeId::RetryRefused,
+            OutcomeId::Committed | OutcomeId::CommittedSilently => {
+                // Did the first COMMIT apply after all? The client cannot tell; the playground
+                // asks PostgreSQL, to name what the retry did.
+                let status: Option<String> = sqlx::query_scalar(XACT_STATUS)
+                    .bind(first_xid)
+                    .fetch_one(self.pool())
+                    .await
+                    .map_err(LabError::from_sqlx)?;
+                let values = vec![status.clone().unwrap_or_else(|| "NULL".into())];
+                trace.sql(
+                    Actor::Playground,
+                    XACT_STATUS,
+                    &[first_xid],
+                    Answer::Values { values },
+                    TxState::Idle,
+                );
+                if status.as_deref() == Some("committed") {
+                    OutcomeId::RetryDuplicated
+                } else {
+                    OutcomeId::RetryCommitted
+                }
+            }
+            other => other,
+        })
+    }
+
+    /// Two requests resolve ticket-42 at the same moment, on two connections.
+    pub async fn race(
+        &self,
+        sandbox: &SchemaName,
+        mistakes: &Mistakes,
+    ) -> Result<Report, LabError> {
+        self.locked(sandbox, self.race_locked(sandbox, mistakes))
+            .await
+    }
+
+    async fn race_locked(
+        &self,
+        sandbox: &SchemaName,
+        mistakes: &Mistakes,
+    ) -> Result<Report, LabError> {
+        let before = self.snapshot(sandbox).await?;
+        let expected = model::predict_race(&before, mistakes);
+        let limit = self.inner.config.backend_exit_timeout;
+        let raced = race::run(self.pool(), sandbox, mistakes, limit).await?;
+        let (a_spec, b_spec) = model::race_specs(mistakes);
+        let race = RaceReport {
+            a: raced.a,
+            b: raced.b,
+            a_event_id: a_spec.event_id.as_str().to_owned(),
+            b_event_id: b_spec.event_id.as_str().to_owned(),
+            lock_wait: raced.lock_wait,
+        };
+        self.finish(
+            sandbox,
+            ActionKind::Race,
+            Some(a_spec.settings()),
+            before,
+            raced.trace,
+            Some(model::race_outcome(raced.a, raced.b)),
+            expected,
+            Pending::Clear,
+            |r| r.race = Some(race),
+        )
+        .await
+    }
+
+    // ----- comparing ----------------------------------------------------------------------
+
+    /// Runs `spec` (a wrong way) and its outbox counterpart side by side, each in a sandbox of
+    /// its own that belongs to the learner's `main` sandbox, from the same starting state.
+    pub async fn compare(
+        &self,
+        main: &SchemaName,
+        spec: &AttemptSpec,
+    ) -> Result<CompareReport, LabError> {
+        self.locked(main, self.compare_locked(main, spec)).await
+    }
+
+    async fn compare_locked(
+        &self,
+        main: &SchemaName,
+        spec: &AttemptSpec,
+    ) -> Result<CompareReport, LabError> {
+        let (left, right) = match sandbox::compare_pair(self.pool(), main).await? {
+            Some(pair) => pair,
+            None => {
+                let (_, left) = self.claim_sandbox().await?;
+                let (_, right) = self.claim_sandbox().await?;
+                sandbox::set_compare_pair(self.pool(), main, &left, &right).await?;
+                (left, right)
+            }
+        };
+        // Both sides must meet the same network: a random fate is drawn once for both.
+        let mut spec = spec.clone();
+        if spec.commit_fate == CommitFate::Random {
+            spec.commit_fate = if rand::random::<bool>() {
+                CommitFate::Applied
+            } else {
+                CommitFate::NotApplied
+            };
+        }
+        let spec = &spec;
+        let setup = compare::setup_for(&spec.mistakes);
+        let outbox = self
+            .compare_side(&left, setup, &spec.outbox_counterpart())
+            .await?;
+        let wrong = self.compare_side(&right, setup, spec).await?;
+        let report = CompareReport {
+            setup,
+            difference: compare::difference(&outbox, &wrong),
+            outbox,
+            wrong,
+        };
+        sandbox::save_compare(self.pool(), main, &report).await?;
+        Ok(report)
+    }
+
+    async fn compare_side(
+        &self,
+        sandbox: &SchemaName,
+        setup: Setup,
+        spec: &AttemptSpec,
+    ) -> Result<Report, LabError> {
+        self.reset(sandbox).await?;
+        if let Some(earlier) = compare::setup_attempt(setup, spec) {
+            self.attempt(sandbox, &earlier).await?;
+        }
+        if setup == Setup::ResolvedThenReopened {
+            self.reopen(sandbox).await?;
+        }
+        self.attempt(sandbox, spec).await
+    }
+
+    /// The learner's last comparison, if any (and if it still reads).
+    pub async fn last_compare(&self, main: &SchemaName) -> Result<Option<CompareReport>, LabError> {
+        sandbox::last_compare(self.pool(), main).await
     }
 
     /// An attempt whose process dies (or whose network fails) gets a connection of its own,
@@ -418,7 +600,11 @@ impl Lab {
         let mut conn = PgConnection::connect_with(&options)
             .await
             .map_err(LabError::from_sqlx)?;
-        let attempted = attempt::resolve_ticket(&mut conn, sandbox, spec, trace).await?;
+        let place = Place {
+            pool: self.pool(),
+            sandbox,
+        };
+        let attempted = attempt::resolve_ticket(&mut conn, place, spec, trace).await?;
         match attempted.stop {
             Stop::Returned(_) => {
                 // The function returned before its crash point: the process lives on.
@@ -594,21 +780,18 @@ impl Lab {
         let spec = AttemptSpec::from_settings(&pending.settings)
             .map_err(|e| LabError::Config(format!("the stored attempt is no longer valid: {e}")))?;
         let expected = model::predict_reconcile(&pending.before, &spec, committed);
-        let mut report = self
-            .finish(
-                sandbox,
-                ActionKind::Reconcile,
-                Some(pending.settings.clone()),
-                before,
-                trace,
-                Some(outcome),
-                expected,
-                Pending::Keep,
-            )
-            .await?;
-        report.reconciliation = Some(reconciliation);
-        sandbox::save_report(self.pool(), sandbox, &report, None, true).await?;
-        Ok(report)
+        self.finish(
+            sandbox,
+            ActionKind::Reconcile,
+            Some(pending.settings.clone()),
+            before,
+            trace,
+            Some(outcome),
+            expected,
+            Pending::Keep,
+            |r| r.reconciliation = Some(reconciliation),
+        )
+        .await
     }
 
     /// Reads the tables after an action, judges them against the model, and keeps the report.
@@ -623,13 +806,14 @@ impl Lab {
         outcome: Option<OutcomeId>,
         expected: Expected,
         pending: Pending,
+        decorate: impl FnOnce(&mut Report),
     ) -> Result<Report, LabError> {
         let snapshot = self.snapshot(sandbox).await?;
         let matches_model = model::matches(&expected, outcome, &snapshot);
         if !matches_model {
             tracing::warn!(%sandbox, ?outcome, ?expected, ?snapshot, "the real outcome differs from the model");
         }
-        let report = Report {
+        let mut report = Report {
             sandbox: sandbox.to_string(),
             action,
             attempt,
@@ -640,15 +824,15 @@ impl Lab {
             expected: Some(expected),
             matches_model: Some(matches_model),
             reconciliation: None,
+            race: None,
         };
+        decorate(&mut report);
         let (pending, keep) = match &pending {
             Pending::Set(p) => (Some(p), false),
             Pending::Clear => (None, false),
             Pending::Keep => (None, true),
         };
-        if action != ActionKind::Reconcile {
-            sandbox::save_report(self.pool(), sandbox, &report, pending, keep).await?;
-        }
+        sandbox::save_report(self.pool(), sandbox, &report, pending, keep).await?;
         Ok(report)
     }
 }
@@ -665,26 +849,4 @@ fn trace_tx_after_crash(trace: &Tracer) -> TxState {
         Some(TxState::Committed) | Some(TxState::Idle) => TxState::Idle,
         _ => TxState::Abandoned,
     }
-}
-
-/// The playground's plumbing at the start of a transaction: the sandbox on the search_path.
-async fn enter_sandbox(
-    conn: &mut PgConnection,
-    sandbox: &SchemaName,
-    trace: &mut Tracer,
-) -> Result<(), LabError> {
-    const ENTER: &str = "SELECT set_config('search_path', $1, true)";
-    sqlx::query(ENTER)
-        .bind(sandbox.as_str())
-        .execute(&mut *conn)
-        .await
-        .map_err(LabError::from_sqlx)?;
-    trace.sql(
-        Actor::Playground,
-        ENTER,
-        &[sandbox.as_str()],
-        done(),
-        TxState::Open,
-    );
-    Ok(())
 }

@@ -5,7 +5,7 @@
 use sqlx::PgPool;
 use sqlx::types::Json;
 
-use crate::outcome::Report;
+use crate::outcome::{CompareReport, Report};
 
 use super::error::LabError;
 use super::names::{SandboxToken, SchemaName};
@@ -157,4 +157,83 @@ pub async fn save_report(
         .await
         .map_err(LabError::from_sqlx)?;
     Ok(())
+}
+
+/// The two sandboxes a learner's comparisons run in, if both still exist.
+pub async fn compare_pair(
+    pool: &PgPool,
+    main: &SchemaName,
+) -> Result<Option<(SchemaName, SchemaName)>, LabError> {
+    let pair: Option<Option<Vec<String>>> =
+        sqlx::query_scalar("SELECT compare_pair FROM lab.sandboxes WHERE schema_name = $1")
+            .bind(main.as_str())
+            .fetch_optional(pool)
+            .await
+            .map_err(LabError::from_sqlx)?;
+    let Some(pair) = pair else {
+        return Err(LabError::SandboxGone(main.to_string()));
+    };
+    let names: Vec<SchemaName> = pair
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| SchemaName::parse(n))
+        .collect();
+    let Ok([left, right]) = <[SchemaName; 2]>::try_from(names) else {
+        return Ok(None);
+    };
+    // Either may have been reaped while idle; then the learner gets a new pair.
+    let alive: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM lab.sandboxes WHERE schema_name = ANY($1)")
+            .bind(vec![left.to_string(), right.to_string()])
+            .fetch_one(pool)
+            .await
+            .map_err(LabError::from_sqlx)?;
+    Ok((alive == 2).then_some((left, right)))
+}
+
+pub async fn set_compare_pair(
+    pool: &PgPool,
+    main: &SchemaName,
+    left: &SchemaName,
+    right: &SchemaName,
+) -> Result<(), LabError> {
+    sqlx::query("UPDATE lab.sandboxes SET compare_pair = ARRAY[$2, $3] WHERE schema_name = $1")
+        .bind(main.as_str())
+        .bind(left.as_str())
+        .bind(right.as_str())
+        .execute(pool)
+        .await
+        .map_err(LabError::from_sqlx)?;
+    Ok(())
+}
+
+pub async fn save_compare(
+    pool: &PgPool,
+    main: &SchemaName,
+    report: &CompareReport,
+) -> Result<(), LabError> {
+    sqlx::query("UPDATE lab.sandboxes SET last_compare = $2 WHERE schema_name = $1")
+        .bind(main.as_str())
+        .bind(Json(report))
+        .execute(pool)
+        .await
+        .map_err(LabError::from_sqlx)?;
+    Ok(())
+}
+
+/// The last comparison; one saved by an older version that no longer reads counts as none.
+pub async fn last_compare(
+    pool: &PgPool,
+    main: &SchemaName,
+) -> Result<Option<CompareReport>, LabError> {
+    let saved: Option<Option<Json<serde_json::Value>>> =
+        sqlx::query_scalar("SELECT last_compare FROM lab.sandboxes WHERE schema_name = $1")
+            .bind(main.as_str())
+            .fetch_optional(pool)
+            .await
+            .map_err(LabError::from_sqlx)?;
+    match saved {
+        None => Err(LabError::SandboxGone(main.to_string())),
+        Some(saved) => Ok(saved.and_then(|Json(v)| serde_json::from_value(v).ok())),
+    }
 }

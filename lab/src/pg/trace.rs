@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use crate::outcome::{Actor, Answer, Sent, TraceStep, TxState};
+use crate::outcome::{Actor, Answer, Lane, Sent, TraceStep, TxState};
 
 use super::error::{is_connection_failure, sqlstate};
 
@@ -10,6 +10,7 @@ use super::error::{is_connection_failure, sqlstate};
 pub struct Tracer {
     start: Instant,
     steps: Vec<TraceStep>,
+    lane: Option<Lane>,
 }
 
 impl Default for Tracer {
@@ -23,17 +24,44 @@ impl Tracer {
         Tracer {
             start: Instant::now(),
             steps: Vec::new(),
+            lane: None,
+        }
+    }
+
+    /// A tracer for one lane of a race, on the race's clock.
+    pub fn lane(start: Instant, lane: Lane) -> Self {
+        Tracer {
+            start,
+            steps: Vec::new(),
+            lane: Some(lane),
+        }
+    }
+
+    /// Microseconds since the action started.
+    pub fn now_us(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+
+    /// The steps of several lanes, in the order they happened.
+    pub fn merge(start: Instant, lanes: Vec<Tracer>) -> Tracer {
+        let mut steps: Vec<TraceStep> = lanes.into_iter().flat_map(|t| t.steps).collect();
+        steps.sort_by_key(|s| s.at_us);
+        Tracer {
+            start,
+            steps,
+            lane: None,
         }
     }
 
     pub fn push(&mut self, actor: Actor, sent: Sent, answer: Answer, tx: TxState) {
-        let at_us = u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let at_us = self.now_us();
         self.steps.push(TraceStep {
             actor,
             sent,
             answer,
             tx,
             at_us,
+            lane: self.lane,
         });
     }
 
@@ -44,6 +72,10 @@ impl Tracer {
             params: params.iter().map(|p| (*p).to_owned()).collect(),
         };
         self.push(actor, sent, answer, tx);
+    }
+
+    pub fn steps_mut(&mut self) -> &mut [TraceStep] {
+        &mut self.steps
     }
 
     /// The transaction state after the last step.

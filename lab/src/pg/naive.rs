@@ -1,0 +1,70 @@
+//! Trace A of lesson 8.1: the status in the ticket database, the event straight to the
+//! (simulated) Kafka, no outbox. Two commit points, nothing tying them together.
+
+use sqlx::{Postgres, Transaction};
+
+use crate::catalog::{CrashPoint, Mode, OutcomeId, names::TICKET_ID};
+use crate::input::AttemptSpec;
+use crate::outcome::Actor;
+
+use super::attempt::{GUARDED_UPDATE, Place, Stop, commit};
+use super::broker;
+use super::error::LabError;
+use super::sandbox_tx;
+use super::trace::{Tracer, rows};
+
+/// The naive function after BEGIN: UPDATE, then COMMIT and publish in the mode's order.
+pub async fn naive_steps(
+    mut tx: Transaction<'_, Postgres>,
+    place: Place<'_>,
+    spec: &AttemptSpec,
+    trace: &mut Tracer,
+) -> Result<Stop, LabError> {
+    let updated = sqlx::query(GUARDED_UPDATE)
+        .bind(TICKET_ID)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| LabError::in_sandbox(e, place.sandbox.as_str()))?
+        .rows_affected();
+    trace.sql(
+        Actor::Service,
+        GUARDED_UPDATE,
+        &[TICKET_ID],
+        rows(updated),
+        crate::outcome::TxState::Open,
+    );
+    if updated != 1 {
+        sandbox_tx::rollback(tx, Actor::Service, trace).await?;
+        return Ok(Stop::Returned(OutcomeId::GuardRejected));
+    }
+    if spec.crash == CrashPoint::AfterUpdate {
+        std::mem::forget(tx);
+        return Ok(Stop::Crash(OutcomeId::CrashedAfterUpdate));
+    }
+    let payload = spec.payload.as_str();
+    if spec.mode == Mode::NaivePublishFirst {
+        // The broker commits on its own: from here on the event exists whatever the
+        // ticket transaction does.
+        broker::publish_and_consume(place.pool, place.sandbox, payload, trace).await?;
+        if spec.crash == CrashPoint::AfterPublish {
+            std::mem::forget(tx);
+            return Ok(Stop::Crash(OutcomeId::NaivePhantomEvent));
+        }
+        if let Some(stop) = commit(tx, trace).await? {
+            return Ok(stop);
+        }
+        return Ok(match spec.crash {
+            CrashPoint::AfterCommit => Stop::Crash(OutcomeId::NaivePublished),
+            _ => Stop::Returned(OutcomeId::NaivePublished),
+        });
+    }
+    if let Some(stop) = commit(tx, trace).await? {
+        return Ok(stop);
+    }
+    if spec.crash == CrashPoint::AfterCommit {
+        // The status is durable; the event existed only in this process's memory.
+        return Ok(Stop::Crash(OutcomeId::NaiveEventLost));
+    }
+    broker::publish_and_consume(place.pool, place.sandbox, payload, trace).await?;
+    Ok(Stop::Returned(OutcomeId::NaivePublished))
+}
