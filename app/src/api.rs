@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
-use outbox_lab::outcome::Report;
+use outbox_lab::outcome::{CompareReport, Report};
 use serde::{Deserialize, Serialize};
 
 /// What the API answers when it cannot act: a stable code, the HTTP status it is sent with,
@@ -123,20 +123,25 @@ pub async fn reopen() -> Result<Report, ApiError> {
 }
 
 /// The lesson's transaction on ticket-42. Absent fields take the lesson's values:
-/// `crash` none, `commit_fate` random, `event_id` event-ticket-900, `payload` the lesson's JSON.
+/// `mode` outbox, `mistakes` none, `crash` none, `commit_fate` random, `event_id`
+/// event-ticket-900, `payload` the lesson's JSON.
 #[server(prefix = "/api", endpoint = "attempt")]
 pub async fn attempt(
+    mode: Option<String>,
+    mistakes: Option<String>,
     crash: Option<String>,
     commit_fate: Option<String>,
     event_id: Option<String>,
     payload: Option<String>,
 ) -> Result<Report, ApiError> {
-    let spec = outbox_lab::input::AttemptSpec::from_fields(
-        crash.as_deref(),
-        commit_fate.as_deref(),
-        event_id.as_deref(),
-        payload.as_deref(),
-    )
+    let spec = outbox_lab::input::AttemptSpec::from_fields(outbox_lab::input::AttemptFields {
+        mode: mode.as_deref(),
+        mistakes: mistakes.as_deref(),
+        crash: crash.as_deref(),
+        commit_fate: commit_fate.as_deref(),
+        event_id: event_id.as_deref(),
+        payload: payload.as_deref(),
+    })
     .map_err(ApiError::from_input)?;
     let state = crate::backend::state::AppState::get()?;
     let sandbox = crate::backend::session::learner_sandbox(&state).await?;
@@ -156,6 +161,63 @@ pub async fn reconcile() -> Result<Report, ApiError> {
     state
         .lab
         .reconcile(&sandbox)
+        .await
+        .map_err(ApiError::from_lab)
+}
+
+/// Two requests resolve ticket-42 at the same moment on two connections (A with
+/// event-ticket-900, B with event-ticket-901). `mistakes` may be `unguarded_update`.
+#[server(prefix = "/api", endpoint = "race")]
+pub async fn race(mistakes: Option<String>) -> Result<Report, ApiError> {
+    let mistakes =
+        outbox_lab::input::race_mistakes(mistakes.as_deref()).map_err(ApiError::from_input)?;
+    let state = crate::backend::state::AppState::get()?;
+    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
+    state
+        .lab
+        .race(&sandbox, &mistakes)
+        .await
+        .map_err(ApiError::from_lab)
+}
+
+/// The same attempt the outbox way and a wrong way (`way`: `naive`, `naive_publish_first`, or
+/// comma-separated mistakes), each in a sandbox of its own, from the same starting state.
+#[server(prefix = "/api", endpoint = "compare")]
+pub async fn compare(
+    way: Option<String>,
+    crash: Option<String>,
+    commit_fate: Option<String>,
+    event_id: Option<String>,
+    payload: Option<String>,
+) -> Result<CompareReport, ApiError> {
+    let spec = outbox_lab::input::AttemptSpec::from_way(
+        way.as_deref(),
+        outbox_lab::input::AttemptFields {
+            crash: crash.as_deref(),
+            commit_fate: commit_fate.as_deref(),
+            event_id: event_id.as_deref(),
+            payload: payload.as_deref(),
+            ..Default::default()
+        },
+    )
+    .map_err(ApiError::from_input)?;
+    let state = crate::backend::state::AppState::get()?;
+    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
+    state
+        .lab
+        .compare(&sandbox, &spec)
+        .await
+        .map_err(ApiError::from_lab)
+}
+
+/// The learner's last comparison, or null.
+#[server(prefix = "/api", endpoint = "last_compare")]
+pub async fn last_compare() -> Result<Option<CompareReport>, ApiError> {
+    let state = crate::backend::state::AppState::get()?;
+    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
+    state
+        .lab
+        .last_compare(&sandbox)
         .await
         .map_err(ApiError::from_lab)
 }

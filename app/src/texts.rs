@@ -5,7 +5,9 @@
 //! page's life, so these return plain strings for the given locale.
 
 use leptos_i18n::td_string;
-use outbox_lab::catalog::{ActionKind, CommitFate, CrashPoint, FailureRow, OutcomeId};
+use outbox_lab::catalog::{
+    ActionKind, CommitFate, CrashPoint, Difference, FailureRow, Mistake, Mode, OutcomeId, Setup,
+};
 use outbox_lab::outcome::{Actor, TxState};
 
 use crate::i18n::Locale;
@@ -15,6 +17,7 @@ pub fn crash_label(l: Locale, c: CrashPoint) -> &'static str {
         CrashPoint::None => td_string!(l, crash.none.label),
         CrashPoint::AfterUpdate => td_string!(l, crash.after_update.label),
         CrashPoint::AfterInsert => td_string!(l, crash.after_insert.label),
+        CrashPoint::AfterPublish => td_string!(l, crash.after_publish.label),
         CrashPoint::AfterCommit => td_string!(l, crash.after_commit.label),
         CrashPoint::CommitReplyLost => td_string!(l, crash.commit_reply_lost.label),
     }
@@ -25,6 +28,7 @@ pub fn crash_hint(l: Locale, c: CrashPoint) -> &'static str {
         CrashPoint::None => td_string!(l, crash.none.hint),
         CrashPoint::AfterUpdate => td_string!(l, crash.after_update.hint),
         CrashPoint::AfterInsert => td_string!(l, crash.after_insert.hint),
+        CrashPoint::AfterPublish => td_string!(l, crash.after_publish.hint),
         CrashPoint::AfterCommit => td_string!(l, crash.after_commit.hint),
         CrashPoint::CommitReplyLost => td_string!(l, crash.commit_reply_lost.hint),
     }
@@ -43,6 +47,77 @@ pub fn fate_hint(l: Locale, f: CommitFate) -> &'static str {
         CommitFate::Applied => td_string!(l, fate.applied.hint),
         CommitFate::NotApplied => td_string!(l, fate.not_applied.hint),
         CommitFate::Random => td_string!(l, fate.random.hint),
+    }
+}
+
+pub fn mode_label(l: Locale, m: Mode) -> &'static str {
+    match m {
+        Mode::Outbox => td_string!(l, mode.outbox.label),
+        Mode::Naive => td_string!(l, mode.naive.label),
+        Mode::NaivePublishFirst => td_string!(l, mode.naive_publish_first.label),
+    }
+}
+
+pub fn mode_hint(l: Locale, m: Mode) -> &'static str {
+    match m {
+        Mode::Outbox => td_string!(l, mode.outbox.hint),
+        Mode::Naive => td_string!(l, mode.naive.hint),
+        Mode::NaivePublishFirst => td_string!(l, mode.naive_publish_first.hint),
+    }
+}
+
+pub fn mistake_label(l: Locale, m: Mistake) -> &'static str {
+    match m {
+        Mistake::InsertOutsideTx => td_string!(l, mistake.insert_outside_tx.label),
+        Mistake::UpdateOutsideTx => td_string!(l, mistake.update_outside_tx.label),
+        Mistake::UnguardedUpdate => td_string!(l, mistake.unguarded_update.label),
+        Mistake::NewEventIdOnRetry => td_string!(l, mistake.new_event_id_on_retry.label),
+        Mistake::OnConflictDoNothing => td_string!(l, mistake.on_conflict_do_nothing.label),
+    }
+}
+
+pub fn mistake_hint(l: Locale, m: Mistake) -> &'static str {
+    match m {
+        Mistake::InsertOutsideTx => td_string!(l, mistake.insert_outside_tx.hint),
+        Mistake::UpdateOutsideTx => td_string!(l, mistake.update_outside_tx.hint),
+        Mistake::UnguardedUpdate => td_string!(l, mistake.unguarded_update.hint),
+        Mistake::NewEventIdOnRetry => td_string!(l, mistake.new_event_id_on_retry.hint),
+        Mistake::OnConflictDoNothing => td_string!(l, mistake.on_conflict_do_nothing.hint),
+    }
+}
+
+/// A wrong way's name: a mode, or its mistakes joined.
+pub fn way_label(l: Locale, mode: Mode, mistakes: &[Mistake]) -> String {
+    if mistakes.is_empty() {
+        return mode_label(l, mode).to_owned();
+    }
+    mistakes
+        .iter()
+        .map(|&m| mistake_label(l, m))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+pub fn difference(l: Locale, d: Difference) -> &'static str {
+    match d {
+        Difference::Same => td_string!(l, compare.difference.same),
+        Difference::StatusWithoutEvent => td_string!(l, compare.difference.status_without_event),
+        Difference::IntentWithoutStatus => {
+            td_string!(l, compare.difference.intent_without_status)
+        }
+        Difference::PhantomEvent => td_string!(l, compare.difference.phantom_event),
+        Difference::ExtraEvent => td_string!(l, compare.difference.extra_event),
+        Difference::HiddenReplay => td_string!(l, compare.difference.hidden_replay),
+        Difference::PublishedDirectly => td_string!(l, compare.difference.published_directly),
+        Difference::Other => td_string!(l, compare.difference.other),
+    }
+}
+
+pub fn setup(l: Locale, s: Setup) -> &'static str {
+    match s {
+        Setup::Fresh => td_string!(l, compare.setup.fresh),
+        Setup::Resolved => td_string!(l, compare.setup.resolved),
+        Setup::ResolvedThenReopened => td_string!(l, compare.setup.resolved_then_reopened),
     }
 }
 
@@ -93,6 +168,54 @@ pub fn outcome_text(l: Locale, o: OutcomeId) -> (&'static str, &'static str) {
             td_string!(l, outcome.reconciled_not_committed.title),
             td_string!(l, outcome.reconciled_not_committed.body),
         ),
+        OutcomeId::NaivePublished => (
+            td_string!(l, outcome.naive_published.title),
+            td_string!(l, outcome.naive_published.body),
+        ),
+        OutcomeId::NaiveEventLost => (
+            td_string!(l, outcome.naive_event_lost.title),
+            td_string!(l, outcome.naive_event_lost.body),
+        ),
+        OutcomeId::NaivePhantomEvent => (
+            td_string!(l, outcome.naive_phantom_event.title),
+            td_string!(l, outcome.naive_phantom_event.body),
+        ),
+        OutcomeId::ChangeWithoutIntent => (
+            td_string!(l, outcome.change_without_intent.title),
+            td_string!(l, outcome.change_without_intent.body),
+        ),
+        OutcomeId::OrphanIntent => (
+            td_string!(l, outcome.orphan_intent.title),
+            td_string!(l, outcome.orphan_intent.body),
+        ),
+        OutcomeId::CommittedSilently => (
+            td_string!(l, outcome.committed_silently.title),
+            td_string!(l, outcome.committed_silently.body),
+        ),
+        OutcomeId::RetryRefused => (
+            td_string!(l, outcome.retry_refused.title),
+            td_string!(l, outcome.retry_refused.body),
+        ),
+        OutcomeId::RetryCommitted => (
+            td_string!(l, outcome.retry_committed.title),
+            td_string!(l, outcome.retry_committed.body),
+        ),
+        OutcomeId::RetryDuplicated => (
+            td_string!(l, outcome.retry_duplicated.title),
+            td_string!(l, outcome.retry_duplicated.body),
+        ),
+        OutcomeId::RaceOneWinner => (
+            td_string!(l, outcome.race_one_winner.title),
+            td_string!(l, outcome.race_one_winner.body),
+        ),
+        OutcomeId::RaceTwoWinners => (
+            td_string!(l, outcome.race_two_winners.title),
+            td_string!(l, outcome.race_two_winners.body),
+        ),
+        OutcomeId::RaceNoWinner => (
+            td_string!(l, outcome.race_no_winner.title),
+            td_string!(l, outcome.race_no_winner.body),
+        ),
     }
 }
 
@@ -107,7 +230,7 @@ pub fn action_text(l: Locale, a: ActionKind) -> (&'static str, &'static str) {
             td_string!(l, outcome.reopen.title),
             td_string!(l, outcome.reopen.body),
         ),
-        ActionKind::Snapshot | ActionKind::Attempt | ActionKind::Reconcile => (
+        ActionKind::Snapshot | ActionKind::Attempt | ActionKind::Reconcile | ActionKind::Race => (
             td_string!(l, outcome.snapshot.title),
             td_string!(l, outcome.snapshot.body),
         ),
@@ -163,6 +286,9 @@ pub fn actor(l: Locale, a: Actor) -> &'static str {
         Actor::Postgres => td_string!(l, trace.actor.postgres),
         Actor::Support => td_string!(l, trace.actor.support),
         Actor::Playground => td_string!(l, trace.actor.playground),
+        Actor::ServicePool => td_string!(l, trace.actor.service_pool),
+        Actor::Broker => td_string!(l, trace.actor.broker),
+        Actor::Consumer => td_string!(l, trace.actor.consumer),
     }
 }
 
@@ -185,6 +311,8 @@ pub enum Tone {
     RolledBack,
     Refused,
     Unknown,
+    /// The tables disagree with each other: the harm a wrong way does.
+    Broken,
     Neutral,
 }
 
@@ -195,15 +323,27 @@ impl Tone {
             Some(o) => match o {
                 OutcomeId::Committed
                 | OutcomeId::CommittedThenCrashed
-                | OutcomeId::ReconciledCommitted => Tone::Committed,
+                | OutcomeId::ReconciledCommitted
+                | OutcomeId::NaivePublished
+                | OutcomeId::RetryCommitted
+                | OutcomeId::RaceOneWinner => Tone::Committed,
                 OutcomeId::CrashedAfterUpdate
                 | OutcomeId::CrashedBeforeCommit
                 | OutcomeId::ReconciledNotCommitted => Tone::RolledBack,
                 OutcomeId::GuardRejected
                 | OutcomeId::InsertConflict
                 | OutcomeId::InvalidPayload
-                | OutcomeId::InsertFailed => Tone::Refused,
+                | OutcomeId::InsertFailed
+                | OutcomeId::RetryRefused
+                | OutcomeId::RaceNoWinner => Tone::Refused,
                 OutcomeId::CommitUnknown => Tone::Unknown,
+                OutcomeId::NaiveEventLost
+                | OutcomeId::NaivePhantomEvent
+                | OutcomeId::ChangeWithoutIntent
+                | OutcomeId::OrphanIntent
+                | OutcomeId::CommittedSilently
+                | OutcomeId::RetryDuplicated
+                | OutcomeId::RaceTwoWinners => Tone::Broken,
             },
         }
     }
@@ -214,6 +354,7 @@ impl Tone {
             Tone::RolledBack => "rolled-back",
             Tone::Refused => "refused",
             Tone::Unknown => "unknown",
+            Tone::Broken => "broken",
             Tone::Neutral => "neutral",
         }
     }
@@ -225,6 +366,7 @@ impl Tone {
             Tone::RolledBack => "↺",
             Tone::Refused => "✗",
             Tone::Unknown => "?",
+            Tone::Broken => "⚠",
             Tone::Neutral => "•",
         }
     }
@@ -236,6 +378,7 @@ impl Tone {
             Tone::RolledBack => td_string!(l, guarantee.here_rolled_back),
             Tone::Refused => td_string!(l, guarantee.here_refused),
             Tone::Unknown => td_string!(l, guarantee.here_unknown),
+            Tone::Broken => td_string!(l, guarantee.here_broken),
             Tone::Neutral => td_string!(l, guarantee.here_none),
         }
     }

@@ -107,3 +107,75 @@ async fn the_health_check_answers_200(_pool: PgPoolOptions, opts: PgConnectOptio
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
 }
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn a_race_answers_two_lanes_and_one_winner(_pool: PgPoolOptions, opts: PgConnectOptions) {
+    let app = app(opts);
+    let race = post(&app, "/api/race", "", &[]).await;
+    assert_eq!(race.status, StatusCode::OK, "{}", race.json);
+    assert_eq!(race.json["outcome"], "race_one_winner");
+    assert_eq!(race.json["race"]["a"], "committed");
+    assert_eq!(race.json["race"]["b"], "guard_rejected");
+    assert!(race.json["race"]["lock_wait"]["waiting_pid"].is_i64());
+    assert_eq!(race.json["matches_model"], true);
+    let cookie = cookie_pair(&race.cookie.expect("a sandbox cookie"));
+
+    let refused = post(
+        &app,
+        "/api/race",
+        "mistakes=on_conflict_do_nothing",
+        &[("cookie", &cookie)],
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(refused.json["code"], "mistake_not_in_race");
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn a_comparison_runs_beside_the_learners_sandbox_and_is_kept(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let app = app(opts);
+    let first = post(&app, "/api/snapshot", "", &[]).await;
+    let cookie = cookie_pair(&first.cookie.expect("a sandbox cookie"));
+    let none = post(&app, "/api/last_compare", "", &[("cookie", &cookie)]).await;
+    assert_eq!(none.status, StatusCode::OK);
+    assert!(none.json.is_null(), "{}", none.json);
+
+    let form = "way=naive&crash=after_commit";
+    let c = post(&app, "/api/compare", form, &[("cookie", &cookie)]).await;
+    assert_eq!(c.status, StatusCode::OK, "{}", c.json);
+    assert_eq!(c.json["difference"], "status_without_event");
+    assert_eq!(c.json["outbox"]["outcome"], "committed_then_crashed");
+    assert_eq!(c.json["wrong"]["outcome"], "naive_event_lost");
+    assert_ne!(c.json["outbox"]["sandbox"], first.json["sandbox"]);
+
+    let kept = post(&app, "/api/last_compare", "", &[("cookie", &cookie)]).await;
+    assert_eq!(kept.json, c.json);
+    // The learner's own tables did not move.
+    let snap = post(&app, "/api/snapshot", "", &[("cookie", &cookie)]).await;
+    assert_eq!(snap.json["snapshot"], first.json["snapshot"]);
+
+    let referer = [
+        ("cookie", cookie.as_str()),
+        ("referer", "http://127.0.0.1:3000/?lang=en"),
+    ];
+    let bad = post(
+        &app,
+        "/api/compare",
+        "way=naive&crash=after_insert",
+        &referer,
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(bad.json["code"], "crash_point_not_in_mode");
+    assert!(
+        bad.json["message"]
+            .as_str()
+            .unwrap()
+            .contains("none, after_update, after_commit"),
+        "{}",
+        bad.json
+    );
+}

@@ -19,6 +19,9 @@ const ENDPOINTS: &[&str] = &[
     "/api/reopen",
     "/api/attempt",
     "/api/reconcile",
+    "/api/race",
+    "/api/compare",
+    "/api/last_compare",
 ];
 
 /// A learner whose sandbox must stay exactly as it is while others misbehave.
@@ -118,6 +121,31 @@ async fn invalid_fields_are_refused_and_change_nothing(
             &big_payload,
             StatusCode::UNPROCESSABLE_ENTITY,
             "payload_too_long",
+        ),
+        (
+            "mode=sideways",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown_mode",
+        ),
+        (
+            "mistakes=forgot_commit",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown_mistake",
+        ),
+        (
+            "mode=naive&crash=after_insert",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "crash_point_not_in_mode",
+        ),
+        (
+            "mode=naive_publish_first&mistakes=unguarded_update",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "mistakes_need_outbox",
+        ),
+        (
+            "mistakes=insert_outside_tx%2Cupdate_outside_tx",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "both_outside_tx",
         ),
         // Percent-encoded bytes that are not UTF-8 decode to U+FFFD, an unknown value.
         (

@@ -12,7 +12,9 @@ impl ApiError {
     pub fn from_lab(err: LabError) -> Self {
         let l = crate::locale::current();
         let (status, code, message): (StatusCode, &str, &str) = match &err {
-            LabError::Unavailable(_) | LabError::BackendLingers { .. } => (
+            LabError::Unavailable(_)
+            | LabError::BackendLingers { .. }
+            | LabError::LockWaitNotSeen { .. } => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
                 td_string!(l, errors.unavailable),
@@ -74,6 +76,36 @@ impl ApiError {
                 td_string!(l, errors.event_id_control_char).to_owned()
             }
             InputError::PayloadTooLong => td_string!(l, errors.payload_too_long).to_owned(),
+            InputError::UnknownMode(v) => td_string!(l, errors.unknown_mode, value = v).to_string(),
+            InputError::UnknownMistake(v) => {
+                td_string!(l, errors.unknown_mistake, value = v).to_string()
+            }
+            InputError::CrashPointNotInMode { mode, crash } => {
+                let allowed = mode
+                    .crash_points()
+                    .iter()
+                    .map(|c| c.id())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let mode = crate::texts::mode_label(l, *mode);
+                let crash = crate::texts::crash_label(l, *crash);
+                td_string!(
+                    l,
+                    errors.crash_point_not_in_mode,
+                    mode = mode,
+                    crash = crash,
+                    allowed = allowed
+                )
+                .to_string()
+            }
+            InputError::MistakesNeedOutbox(mode) => {
+                let mode = crate::texts::mode_label(l, *mode);
+                td_string!(l, errors.mistakes_need_outbox, mode = mode).to_string()
+            }
+            InputError::BothOutsideTx => td_string!(l, errors.both_outside_tx).to_owned(),
+            InputError::MistakeNotInRace(m) => {
+                td_string!(l, errors.mistake_not_in_race, value = m.id()).to_string()
+            }
         };
         ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, err.code(), message)
     }

@@ -4,10 +4,11 @@
 use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_i18n::td_string;
-use outbox_lab::catalog::{CommitFate, CrashPoint};
+use outbox_lab::catalog::{CommitFate, CrashPoint, Mistake, Mode, WRONG_WAYS};
+use outbox_lab::input::Mistakes;
 use outbox_lab::outcome::AttemptSettings;
 
-use crate::api::{Attempt, Reconcile, Reopen, Reset};
+use crate::api::{Attempt, Race, Reconcile, Reopen, Reset};
 use crate::i18n::*;
 use crate::texts;
 
@@ -17,11 +18,13 @@ pub fn Controls(
     reset: ServerAction<Reset>,
     reopen: ServerAction<Reopen>,
     reconcile: ServerAction<Reconcile>,
+    race: ServerAction<Race>,
     /// The settings the form starts with (the last attempt's, or the lesson's).
     initial: AttemptSettings,
 ) -> impl IntoView {
     let l = use_i18n().get_locale_untracked();
     let crash = RwSignal::new(initial.crash);
+    let mode = RwSignal::new(initial.mode);
     // Before hydration every field stays enabled, so the form works without JavaScript.
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
@@ -30,7 +33,52 @@ pub fn Controls(
             || reset.pending().get()
             || reopen.pending().get()
             || reconcile.pending().get()
+            || race.pending().get()
     });
+
+    let mode_choices = Mode::ALL
+        .iter()
+        .map(|&m| {
+            view! {
+                <label class="choice">
+                    <input
+                        type="radio"
+                        name="mode"
+                        value=m.id()
+                        checked=m == initial.mode
+                        on:change=move |_| mode.set(m)
+                    />
+                    <span>{texts::mode_label(l, m)}</span>
+                    <span class="hint">{texts::mode_hint(l, m)}</span>
+                </label>
+            }
+        })
+        .collect_view();
+    let chosen_mistakes = initial.mistakes.ids();
+    let mistake_options = mistake_choices()
+        .into_iter()
+        .map(|list| {
+            let ids = Mistakes::of(list).ids();
+            let selected = ids == chosen_mistakes;
+            view! {
+                <option value=ids selected=selected>
+                    {texts::way_label(l, Mode::Outbox, list)}
+                </option>
+            }
+        })
+        .collect_view();
+    let mistake_hints = Mistake::ALL
+        .iter()
+        .map(|&m| {
+            view! {
+                <li>
+                    <strong>{texts::mistake_label(l, m)}</strong>
+                    " — "
+                    {texts::mistake_hint(l, m)}
+                </li>
+            }
+        })
+        .collect_view();
 
     let crash_choices = CrashPoint::ALL
         .iter()
@@ -42,6 +90,7 @@ pub fn Controls(
                         name="crash"
                         value=c.id()
                         checked=c == initial.crash
+                        disabled=move || hydrated.get() && !mode.get().has_crash_point(c)
                         on:change=move |_| crash.set(c)
                     />
                     <span>{texts::crash_label(l, c)}</span>
@@ -72,6 +121,24 @@ pub fn Controls(
         <section class="panel controls" aria-labelledby="controls-heading">
             <h2 id="controls-heading">{td_string!(l, controls.heading)}</h2>
             <ActionForm action=attempt attr:id="attempt-form">
+                <fieldset class="mode">
+                    <legend>{td_string!(l, mode.legend)}</legend>
+                    {mode_choices}
+                </fieldset>
+                <label class="field">
+                    <span>{td_string!(l, controls.mistakes_label)}</span>
+                    <select
+                        name="mistakes"
+                        disabled=move || hydrated.get() && mode.get() != Mode::Outbox
+                        aria-describedby="mistake-hints"
+                    >
+                        <option value="" selected=chosen_mistakes.is_empty()>
+                            {td_string!(l, controls.mistakes_none)}
+                        </option>
+                        {mistake_options}
+                    </select>
+                </label>
+                <ul class="action-hints" id="mistake-hints">{mistake_hints}</ul>
                 <fieldset>
                     <legend>{td_string!(l, controls.crash_legend)}</legend>
                     {crash_choices}
@@ -138,6 +205,15 @@ pub fn Controls(
                         {td_string!(l, controls.reopen)}
                     </button>
                 </ActionForm>
+                <ActionForm action=race attr:class="race-form">
+                    <label class="choice inline">
+                        <input type="checkbox" name="mistakes" value="unguarded_update" />
+                        <span>{td_string!(l, controls.race_unguarded)}</span>
+                    </label>
+                    <button type="submit" disabled=move || busy.get() aria-describedby="race-hint">
+                        {td_string!(l, controls.race)}
+                    </button>
+                </ActionForm>
                 <ActionForm action=reset>
                     <button type="submit" disabled=move || busy.get() aria-describedby="reset-hint">
                         {td_string!(l, controls.reset)}
@@ -148,7 +224,17 @@ pub fn Controls(
                 <li id="reconcile-hint">{td_string!(l, controls.reconcile_hint)}</li>
                 <li id="reopen-hint">{td_string!(l, controls.reopen_hint)}</li>
                 <li id="reset-hint">{td_string!(l, controls.reset_hint)}</li>
+                <li id="race-hint">{td_string!(l, controls.race_hint)}</li>
             </ul>
         </section>
     }
+}
+
+/// The mistakes the form offers: the outbox-mode wrong ways of the catalogue.
+pub fn mistake_choices() -> Vec<&'static [Mistake]> {
+    WRONG_WAYS
+        .iter()
+        .filter(|(m, list)| *m == Mode::Outbox && !list.is_empty())
+        .map(|(_, list)| *list)
+        .collect()
 }

@@ -14,7 +14,7 @@ pub fn FailureTable(report: Signal<Report>) -> impl IntoView {
     let col_tickets = td_string!(l, failures.col_tickets);
     let col_outbox = td_string!(l, failures.col_outbox);
     let col_kafka = td_string!(l, failures.col_kafka);
-    let lit = move || report.read().outcome.map(|o| o.failure_row());
+    let lit = move || report.read().outcome.and_then(|o| o.failure_row());
     let rows = FailureRow::ALL
         .iter()
         .map(|&row| {

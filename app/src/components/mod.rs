@@ -1,5 +1,6 @@
 //! One file per panel of the page.
 
+pub mod compare;
 pub mod controls;
 pub mod failure_table;
 pub mod guarantee;

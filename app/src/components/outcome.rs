@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 use leptos_i18n::td_string;
-use outbox_lab::outcome::{Reconciliation, Report};
+use outbox_lab::outcome::{RaceReport, Reconciliation, Report};
 
 use crate::api::ApiError;
 use crate::i18n::*;
@@ -52,6 +52,7 @@ pub fn Outcome(report: Signal<Report>, error: Signal<Option<ApiError>>) -> impl 
                 </p>
                 <p class="outcome-body">{move || texts().1}</p>
                 {move || report.read().reconciliation.clone().map(|r| reconciliation(l, r))}
+                {move || report.read().race.clone().map(|r| race_summary(l, r))}
                 {verdict}
                 {move || {
                     error
@@ -89,6 +90,27 @@ fn reconciliation(l: Locale, r: Reconciliation) -> impl IntoView {
                 {td_string!(l, outcome.by_ids, status = status, event_id = r.event_id.clone(), present = present)}
             </li>
             <li data-by="xid">{td_string!(l, outcome.by_xid, xid = r.xid.clone(), status = xact)}</li>
+        </ul>
+    }
+}
+
+fn race_summary(l: Locale, r: RaceReport) -> impl IntoView {
+    let a = texts::outcome_text(l, r.a).0;
+    let b = texts::outcome_text(l, r.b).0;
+    let wait = r.lock_wait.map(|w| {
+        let blockers = crate::components::trace::join_pids(&w.blocked_by);
+        view! {
+            <li data-race="lock_wait">
+                {td_string!(l, outcome.lock_wait, pid = w.waiting_pid, event = w.wait_event, blockers = blockers)}
+            </li>
+        }
+    });
+    view! {
+        <ul class="race-summary">
+            <li data-race="lanes" data-a=r.a.id() data-b=r.b.id()>
+                {td_string!(l, outcome.lanes, a = a, b = b)}
+            </li>
+            {wait}
         </ul>
     }
 }

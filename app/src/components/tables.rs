@@ -94,8 +94,36 @@ fn mark_view(change: &Change, l: Locale) -> impl IntoView + use<> {
 }
 
 #[component]
-pub fn Tables(report: Signal<Report>) -> impl IntoView {
+pub fn Tables(
+    report: Signal<Report>,
+    /// Inside a comparison: an id prefix, a lower heading, and no column notes.
+    #[prop(optional)]
+    nested: Option<&'static str>,
+) -> impl IntoView {
     let l = use_i18n().get_locale_untracked();
+    let heading_id = nested.map_or_else(
+        || "tables-heading".to_owned(),
+        |p| format!("{p}-tables-heading"),
+    );
+    let heading = match nested {
+        None => view! { <h2 id=heading_id.clone()>{td_string!(l, tables_heading)}</h2> }.into_any(),
+        Some(_) => {
+            view! { <h4 id=heading_id.clone()>{td_string!(l, tables_heading)}</h4> }.into_any()
+        }
+    };
+    let notes = nested.is_none().then(|| {
+        view! {
+            <details class="column-notes">
+                <summary>{td_string!(l, notes_show)}</summary>
+                <ul>
+                    <li>{td_string!(l, note_event_id)}</li>
+                    <li>{td_string!(l, note_aggregate_id)}</li>
+                    <li>{td_string!(l, note_payload)}</li>
+                    <li>{td_string!(l, note_published_at)}</li>
+                </ul>
+            </details>
+        }
+    });
     let tickets = move || {
         let r = report.read();
         ticket_rows(r.before.as_ref(), &r.snapshot)
@@ -212,8 +240,8 @@ pub fn Tables(report: Signal<Report>) -> impl IntoView {
     };
 
     view! {
-        <section class="panel tables" aria-labelledby="tables-heading">
-            <h2 id="tables-heading">{td_string!(l, tables_heading)}</h2>
+        <section class="panel tables" aria-labelledby=heading_id>
+            {heading}
             <p class="db-label">{td_string!(l, ticket_db)}</p>
             <div class="tables-grid">
                 <div class="table-wrap">
@@ -255,15 +283,7 @@ pub fn Tables(report: Signal<Report>) -> impl IntoView {
                     </table>
                 </div>
             </div>
-            <details class="column-notes">
-                <summary>{td_string!(l, notes_show)}</summary>
-                <ul>
-                    <li>{td_string!(l, note_event_id)}</li>
-                    <li>{td_string!(l, note_aggregate_id)}</li>
-                    <li>{td_string!(l, note_payload)}</li>
-                    <li>{td_string!(l, note_published_at)}</li>
-                </ul>
-            </details>
+            {notes}
             <p class="db-label">
                 "Kafka / History " <span class="sim">{td_string!(l, tables.simulated)}</span>
             </p>

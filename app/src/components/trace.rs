@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 use leptos_i18n::td_string;
-use outbox_lab::outcome::{Actor, Answer, Report, Sent, TraceStep};
+use outbox_lab::outcome::{Actor, Answer, Lane, Report, Sent, TraceStep};
 
 use crate::i18n::*;
 use crate::texts;
@@ -15,8 +15,17 @@ pub fn Trace(report: Signal<Report>) -> impl IntoView {
         if trace.is_empty() {
             return view! { <p class="trace-empty">{td_string!(l, trace.empty)}</p> }.into_any();
         }
-        view! { <ol class="trace">{trace.into_iter().map(|s| step(l, s)).collect_view()}</ol> }
-            .into_any()
+        if let Some(race) = report.read().race.clone() {
+            return lanes(l, trace, &race.a_event_id, &race.b_event_id).into_any();
+        }
+        let items = trace
+            .into_iter()
+            .map(|s| {
+                let actor = actor_id(s.actor);
+                view! { <li data-actor=actor>{step(l, s)}</li> }
+            })
+            .collect_view();
+        view! { <ol class="trace">{items}</ol> }.into_any()
     };
     view! {
         <section class="panel" aria-labelledby="trace-heading">
@@ -34,6 +43,61 @@ fn actor_id(a: Actor) -> &'static str {
         Actor::Postgres => "postgres",
         Actor::Support => "support",
         Actor::Playground => "playground",
+        Actor::ServicePool => "service_pool",
+        Actor::Broker => "broker",
+        Actor::Consumer => "consumer",
+    }
+}
+
+fn lane_id(lane: Option<Lane>) -> &'static str {
+    match lane {
+        Some(Lane::A) => "a",
+        Some(Lane::B) => "b",
+        None => "both",
+    }
+}
+
+fn lane_label(l: Locale, lane: Option<Lane>) -> &'static str {
+    match lane {
+        Some(Lane::A) => td_string!(l, trace.lane_a),
+        Some(Lane::B) => td_string!(l, trace.lane_b),
+        None => td_string!(l, trace.lane_both),
+    }
+}
+
+/// A race's steps as two lanes: each step sits in its request's column, one row per step in
+/// time order, so the wait between B's UPDATE and its answer is visible at a glance.
+fn lanes(l: Locale, trace: Vec<TraceStep>, a_event: &str, b_event: &str) -> impl IntoView {
+    let rows = trace
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let lane = s.lane;
+            let actor = actor_id(s.actor);
+            view! {
+                <li
+                    class="lane-step"
+                    data-actor=actor
+                    data-lane=lane_id(lane)
+                    style:grid-row=(i + 2).to_string()
+                >
+                    <span class="lane-tag">{lane_label(l, lane)}</span>
+                    {step(l, s)}
+                </li>
+            }
+        })
+        .collect_view();
+    view! {
+        <p class="lanes-caption">{td_string!(l, trace.lanes_caption)}</p>
+        <ol class="trace lanes" data-race="true">
+            <li class="lane-head" data-lane="a" aria-hidden="true">
+                {td_string!(l, trace.lane_a)} " · " <code>{a_event.to_owned()}</code>
+            </li>
+            <li class="lane-head" data-lane="b" aria-hidden="true">
+                {td_string!(l, trace.lane_b)} " · " <code>{b_event.to_owned()}</code>
+            </li>
+            {rows}
+        </ol>
     }
 }
 
@@ -73,6 +137,25 @@ fn step(l: Locale, s: TraceStep) -> impl IntoView {
             <p class="trace-event">{td_string!(l, trace.sent.backend_gone, pid = pid)}</p>
         }
         .into_any(),
+        Sent::LockWait { pid, blocked_by } => {
+            let blockers = join_pids(blocked_by);
+            view! {
+                <p class="trace-event" data-event="lock_wait">
+                    {td_string!(l, trace.sent.lock_wait, pid = pid, blockers = blockers)}
+                </p>
+            }
+            .into_any()
+        }
+        Sent::RetryWithNewId { event_id } => view! {
+            <p class="trace-event" data-event="retry">
+                {td_string!(l, trace.sent.retry_with_new_id, event_id = event_id.clone())}
+            </p>
+        }
+        .into_any(),
+        Sent::ConsumerSkipped { offset } => view! {
+            <p class="trace-event">{td_string!(l, trace.sent.consumer_skipped, offset = offset)}</p>
+        }
+        .into_any(),
     };
     let (kind, answer) = match &s.answer {
         Answer::Ok { rows: Some(n) } => ("ok", td_string!(l, trace.ok_rows, rows = n).to_string()),
@@ -89,8 +172,7 @@ fn step(l: Locale, s: TraceStep) -> impl IntoView {
         Answer::Nothing => ("nothing", td_string!(l, trace.nothing).to_owned()),
     };
     view! {
-        <li data-actor=actor_id(s.actor)>
-            <span class="trace-who">
+        <span class="trace-who">
                 {texts::actor(l, s.actor)} " · " {td_string!(l, trace.at, ms = ms)}
             </span>
             {sent}
@@ -103,6 +185,12 @@ fn step(l: Locale, s: TraceStep) -> impl IntoView {
                     {texts::tx_state(l, s.tx)}
                 </span>
             </span>
-        </li>
     }
+}
+
+pub fn join_pids(pids: &[i32]) -> String {
+    pids.iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

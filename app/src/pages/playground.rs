@@ -3,10 +3,12 @@
 use leptos::prelude::*;
 use leptos_i18n::td_string;
 use leptos_meta::{Meta, Title};
-use outbox_lab::catalog::{CommitFate, CrashPoint, names};
-use outbox_lab::outcome::{AttemptSettings, Report};
+use outbox_lab::catalog::{CommitFate, CrashPoint, Mode, names};
+use outbox_lab::input::Mistakes;
+use outbox_lab::outcome::{AttemptSettings, CompareReport, Report};
 
-use crate::api::{self, ApiError, Attempt, Reconcile, Reopen, Reset};
+use crate::api::{self, ApiError, Attempt, Race, Reconcile, Reopen, Reset};
+use crate::components::compare::ComparePanel;
 use crate::components::controls::Controls;
 use crate::components::failure_table::FailureTable;
 use crate::components::guarantee::Guarantee;
@@ -21,6 +23,7 @@ pub fn PlaygroundPage() -> impl IntoView {
     let i18n = use_i18n();
     let l = i18n.get_locale_untracked();
     let current = Resource::new(|| (), |_| api::current());
+    let last_compare = Resource::new(|| (), |_| api::last_compare());
     view! {
         <Title text=td_string!(l, meta_title) />
         <Meta name="description" content=td_string!(l, meta_description) />
@@ -32,7 +35,11 @@ pub fn PlaygroundPage() -> impl IntoView {
                 }>
                     {move || Suspend::new(async move {
                         match current.await {
-                            Ok(report) => view! { <Panels report /> }.into_any(),
+                            Ok(report) => {
+                                // A comparison that cannot be read is simply not shown.
+                                let compare = last_compare.await.ok().flatten();
+                                view! { <Panels report compare /> }.into_any()
+                            }
                             Err(err) => view! { <ErrorNote err /> }.into_any(),
                         }
                     })}
@@ -66,19 +73,28 @@ macro_rules! follow {
 }
 
 #[component]
-fn Panels(report: Report) -> impl IntoView {
-    let initial = report.attempt.clone().unwrap_or_else(|| AttemptSettings {
-        crash: CrashPoint::None,
-        commit_fate: CommitFate::Random,
-        event_id: names::EVENT_ID.to_owned(),
-        payload: names::PAYLOAD.to_owned(),
-    });
+fn Panels(report: Report, compare: Option<CompareReport>) -> impl IntoView {
+    // A race's settings are not a form's: the form starts from the lesson's then.
+    let initial = report
+        .attempt
+        .clone()
+        .filter(|_| report.race.is_none())
+        .unwrap_or_else(|| AttemptSettings {
+            mode: Mode::Outbox,
+            mistakes: Mistakes::none(),
+            crash: CrashPoint::None,
+            commit_fate: CommitFate::Random,
+            event_id: names::EVENT_ID.to_owned(),
+            payload: names::PAYLOAD.to_owned(),
+        });
     let report = RwSignal::new(report);
     let error = RwSignal::new(None::<ApiError>);
     let attempt = ServerAction::<Attempt>::new();
     let reset = ServerAction::<Reset>::new();
     let reopen = ServerAction::<Reopen>::new();
     let reconcile = ServerAction::<Reconcile>::new();
+    let race = ServerAction::<Race>::new();
+    follow!(race, report, error);
     follow!(attempt, report, error);
     follow!(reset, report, error);
     follow!(reopen, report, error);
@@ -86,13 +102,14 @@ fn Panels(report: Report) -> impl IntoView {
     let report: Signal<Report> = report.into();
     view! {
         <div class="workbench">
-            <Controls attempt reset reopen reconcile initial />
+            <Controls attempt reset reopen reconcile race initial />
             <div class="results">
                 <Outcome report error=error.into() />
                 <Tables report />
             </div>
         </div>
         <Trace report />
+        <ComparePanel initial=compare />
         <Guarantee report />
         <FailureTable report />
     }
