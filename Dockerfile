@@ -27,12 +27,15 @@ RUN apt-get update \
  && useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin playground
 WORKDIR /app
 COPY --from=builder /src/target/release/server /app/server
+# The site files' content hashes; the server looks for this file beside its binary.
+COPY --from=builder /src/target/release/hash.txt /app/hash.txt
 COPY --from=builder /src/target/site /app/site
 ENV LEPTOS_SITE_ROOT=/app/site \
     LEPTOS_SITE_PKG_DIR=pkg \
     LEPTOS_OUTPUT_NAME=outbox-playground \
     LEPTOS_SITE_ADDR=0.0.0.0:3000 \
     LEPTOS_ENV=PROD \
+    LEPTOS_HASH_FILES=true \
     RUST_LOG=info
 USER 10001
 EXPOSE 3000

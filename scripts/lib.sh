@@ -191,7 +191,8 @@ start_release_server() {
   shift 2
   env DATABASE_URL="$database_url" "$@" \
     LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg LEPTOS_OUTPUT_NAME=outbox-playground \
-    LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_ENV=PROD RUST_LOG="${RUST_LOG:-warn}" \
+    LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_ENV=PROD LEPTOS_HASH_FILES=true \
+    RUST_LOG="${RUST_LOG:-warn}" \
     "${SERVER_BIN:-target/release/server}" &
   SERVER_PID=$!
   local _

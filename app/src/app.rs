@@ -1,11 +1,12 @@
 //! The application root: the HTML shell, the i18n context and the routes.
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, provide_meta_context};
+use leptos_meta::{HashedStylesheet, MetaTags, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
 use crate::i18n::*;
+use crate::pages::embed::EmbedPage;
 use crate::pages::playground::PlaygroundPage;
 
 /// The document around the app, rendered on the server.
@@ -18,6 +19,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <link rel="icon" href="data:," />
                 <AutoReload options=options.clone() />
+                // The site files carry content hashes in their names (hash-files).
+                <HashedStylesheet options=options.clone() id="leptos" />
                 <HydrationScripts options />
                 <MetaTags />
             </head>
@@ -33,11 +36,11 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
         <I18nContextProvider ssr_lang_header_getter=language_source()>
-            <Stylesheet id="leptos" href="/pkg/outbox-playground.css" />
             <HydrationMarker />
             <Router>
                 <Routes fallback=|| view! { <p>"404"</p> }>
                     <Route path=path!("") view=PlaygroundPage ssr=SsrMode::Async />
+                    <Route path=path!("embed") view=EmbedPage ssr=SsrMode::Async />
                 </Routes>
             </Router>
         </I18nContextProvider>

@@ -14,6 +14,8 @@ pub struct Config {
     pub sandbox_ttl: Duration,
     /// How often the reaper looks for idle sandboxes.
     pub reap_every: Duration,
+    /// `PLAYGROUND_FRAME_ANCESTORS`: origins that may embed the playground in a frame.
+    pub frame_ancestors: crate::headers::FrameAncestors,
 }
 
 /// A setting that is present but unusable.
@@ -23,6 +25,16 @@ pub struct ConfigError {
     name: &'static str,
     expected: &'static str,
     value: String,
+}
+
+impl ConfigError {
+    pub fn new(name: &'static str, expected: &'static str, value: &str) -> Self {
+        ConfigError {
+            name,
+            expected,
+            value: value.to_owned(),
+        }
+    }
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/outbox_playground";
@@ -47,6 +59,10 @@ impl Config {
             lab,
             sandbox_ttl: Duration::from_secs(number("PLAYGROUND_SANDBOX_TTL_SECS", 24 * 3600)?),
             reap_every: Duration::from_secs(60),
+            frame_ancestors: match std::env::var("PLAYGROUND_FRAME_ANCESTORS") {
+                Ok(raw) => crate::headers::FrameAncestors::parse(&raw)?,
+                Err(_) => crate::headers::FrameAncestors::same_origin(),
+            },
         })
     }
 }

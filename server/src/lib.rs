@@ -4,5 +4,7 @@
 #![recursion_limit = "256"]
 
 pub mod config;
+pub mod embed;
+pub mod headers;
 pub mod routes;
 pub mod upkeep;

@@ -38,6 +38,7 @@ async fn main() -> anyhow::Result<()> {
     let app = router(ServerState {
         leptos,
         app: AppState { lab: lab.clone() },
+        frame_ancestors: config.frame_ancestors.clone(),
     });
     let listener = tokio::net::TcpListener::bind(addr)
         .await

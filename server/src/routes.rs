@@ -14,12 +14,16 @@ use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list, handle_server_fns_with_context};
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+use crate::headers::{self, FrameAncestors};
 
 /// Everything a handler may need.
 #[derive(Clone)]
 pub struct ServerState {
     pub leptos: LeptosOptions,
     pub app: AppState,
+    pub frame_ancestors: FrameAncestors,
 }
 
 impl FromRef<ServerState> for LeptosOptions {
@@ -35,6 +39,10 @@ pub const API_BODY_LIMIT: usize = 64 * 1024;
 pub fn router(state: ServerState) -> Router {
     let routes = generate_route_list(App);
     let app_state = state.app.clone();
+    let csp = SetResponseHeaderLayer::overriding(
+        http::header::CONTENT_SECURITY_POLICY,
+        state.frame_ancestors.header_value(),
+    );
     Router::new()
         .route("/healthz", get(healthz))
         .route("/api/{*fn_name}", post(server_fn))
@@ -50,6 +58,12 @@ pub fn router(state: ServerState) -> Router {
         .fallback(leptos_axum::file_and_error_handler::<ServerState, _>(shell))
         // For every route: leptos_routes registers each server function at its own path.
         .layer(RequestBodyLimitLayer::new(API_BODY_LIMIT))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::embed::ensure_frame_sandbox,
+        ))
+        .layer(axum::middleware::from_fn(headers::cache_control))
+        .layer(csp)
         .layer(CompressionLayer::new())
         .with_state(state)
 }

@@ -30,6 +30,8 @@ pub fn app(opts: PgConnectOptions) -> Router {
     router(ServerState {
         leptos,
         app: AppState { lab },
+        frame_ancestors: server::headers::FrameAncestors::parse("http://localhost:4321")
+            .expect("a valid origin"),
     })
 }
 
