@@ -221,3 +221,34 @@ pub async fn last_compare() -> Result<Option<CompareReport>, ApiError> {
         .await
         .map_err(ApiError::from_lab)
 }
+
+/// What a link with `autorun=1` runs on load: the sandbox back to the initial state, then
+/// the attempt the link describes.
+#[server(prefix = "/api", endpoint = "autorun")]
+pub async fn autorun(
+    mode: Option<String>,
+    mistakes: Option<String>,
+    crash: Option<String>,
+    commit_fate: Option<String>,
+) -> Result<Report, ApiError> {
+    let spec = outbox_lab::input::AttemptSpec::from_fields(outbox_lab::input::AttemptFields {
+        mode: mode.as_deref(),
+        mistakes: mistakes.as_deref(),
+        crash: crash.as_deref(),
+        commit_fate: commit_fate.as_deref(),
+        ..Default::default()
+    })
+    .map_err(ApiError::from_input)?;
+    let state = crate::backend::state::AppState::get()?;
+    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
+    state
+        .lab
+        .reset(&sandbox)
+        .await
+        .map_err(ApiError::from_lab)?;
+    state
+        .lab
+        .attempt(&sandbox, &spec)
+        .await
+        .map_err(ApiError::from_lab)
+}

@@ -157,6 +157,9 @@ pub struct TraceStep {
     /// The race lane, for a race's steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lane: Option<Lane>,
+    /// When the answer came, for a statement that waited (`at_us` is when it was sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_us: Option<u64>,
 }
 
 /// The settings of one resolve attempt, echoed in its report.

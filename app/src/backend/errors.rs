@@ -111,8 +111,19 @@ impl ApiError {
     }
 }
 
-/// Sets the status of the response being built.
+/// Sets the status of the response being built — except for a form a browser posted without
+/// JavaScript: that answer must stay the framework's redirect back to the page, which then
+/// shows the error.
 pub fn set_status(status: StatusCode) {
+    let from_plain_form = leptos::prelude::use_context::<http::request::Parts>().is_some_and(|p| {
+        p.headers
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|accept| accept.contains("text/html"))
+    });
+    if from_plain_form {
+        return;
+    }
     if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
         response.set_status(status);
     }

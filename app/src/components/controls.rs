@@ -25,6 +25,9 @@ pub fn Controls(
     let l = use_i18n().get_locale_untracked();
     let crash = RwSignal::new(initial.crash);
     let mode = RwSignal::new(initial.mode);
+    let fate = RwSignal::new(initial.commit_fate);
+    let mistakes = RwSignal::new(initial.mistakes.ids());
+    let autorun = RwSignal::new(false);
     // Before hydration every field stays enabled, so the form works without JavaScript.
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
@@ -109,6 +112,7 @@ pub fn Controls(
                         name="commit_fate"
                         value=f.id()
                         checked=f == initial.commit_fate
+                        on:change=move |_| fate.set(f)
                     />
                     <span>{texts::fate_label(l, f)}</span>
                     <span class="hint">{texts::fate_hint(l, f)}</span>
@@ -131,6 +135,7 @@ pub fn Controls(
                         name="mistakes"
                         disabled=move || hydrated.get() && mode.get() != Mode::Outbox
                         aria-describedby="mistake-hints"
+                        on:change=move |ev| mistakes.set(event_target_value(&ev))
                     >
                         <option value="" selected=chosen_mistakes.is_empty()>
                             {td_string!(l, controls.mistakes_none)}
@@ -220,6 +225,7 @@ pub fn Controls(
                     </button>
                 </ActionForm>
             </div>
+            <Permalink mode crash fate mistakes autorun hydrated />
             <ul class="action-hints">
                 <li id="reconcile-hint">{td_string!(l, controls.reconcile_hint)}</li>
                 <li id="reopen-hint">{td_string!(l, controls.reopen_hint)}</li>
@@ -237,4 +243,64 @@ pub fn mistake_choices() -> Vec<&'static [Mistake]> {
         .filter(|(m, list)| *m == Mode::Outbox && !list.is_empty())
         .map(|(_, list)| *list)
         .collect()
+}
+
+/// A link to the form's current settings, to share or to put in a course page.
+#[component]
+fn Permalink(
+    mode: RwSignal<Mode>,
+    crash: RwSignal<CrashPoint>,
+    fate: RwSignal<CommitFate>,
+    mistakes: RwSignal<String>,
+    autorun: RwSignal<bool>,
+    hydrated: RwSignal<bool>,
+) -> impl IntoView {
+    let l = use_i18n().get_locale_untracked();
+    let query = move || {
+        let mut q = format!("?mode={}", mode.get().id());
+        let m = mistakes.get();
+        if mode.get() == Mode::Outbox && !m.is_empty() {
+            q.push_str(&format!("&mistakes={m}"));
+        }
+        q.push_str(&format!("&crash={}", crash.get().id()));
+        if crash.get() == CrashPoint::CommitReplyLost {
+            q.push_str(&format!("&commit_fate={}", fate.get().id()));
+        }
+        if autorun.get() {
+            q.push_str("&autorun=1");
+        }
+        q.push_str(&format!("&lang={}", crate::locale::id(l)));
+        q
+    };
+    // The server does not know the address the learner sees; the browser fills it in.
+    let url = move || {
+        let origin = if hydrated.get() {
+            window().location().origin().unwrap_or_default()
+        } else {
+            String::new()
+        };
+        format!("{origin}/{}", query())
+    };
+    view! {
+        <div class="permalink">
+            <label class="field" for="permalink">
+                <span>{td_string!(l, controls.permalink)}</span>
+            </label>
+            <div class="permalink-row">
+                <input id="permalink" type="text" readonly prop:value=url value=url />
+                // Plain JavaScript: copying needs no WebAssembly.
+                <button
+                    type="button"
+                    onclick="var i=document.getElementById('permalink');i.select();if(navigator.clipboard){navigator.clipboard.writeText(i.value);}else{document.execCommand('copy');}"
+                >
+                    {td_string!(l, controls.copy_link)}
+                </button>
+            </div>
+            <label class="choice inline">
+                <input type="checkbox" on:change=move |ev| autorun.set(event_target_checked(&ev)) />
+                <span>{td_string!(l, controls.autorun)}</span>
+            </label>
+            <a class="permalink-open" href=query>{td_string!(l, controls.open_link)}</a>
+        </div>
+    }
 }

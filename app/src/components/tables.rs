@@ -240,11 +240,13 @@ pub fn Tables(
     };
 
     view! {
-        <section class="panel tables" aria-labelledby=heading_id>
+        // Inside a comparison the tables are part of their side, not a region of their own
+        // (two regions with one name would confuse a screen reader's landmark list).
+        <section class="panel tables" aria-labelledby=nested.is_none().then_some(heading_id)>
             {heading}
             <p class="db-label">{td_string!(l, ticket_db)}</p>
             <div class="tables-grid">
-                <div class="table-wrap">
+                <div class="table-wrap" tabindex="0">
                     <table class="data stack" data-table="tickets">
                         <caption>
                             {td_string!(l, tickets_caption)} " — "
@@ -262,7 +264,7 @@ pub fn Tables(
                         <tbody>{tickets}</tbody>
                     </table>
                 </div>
-                <div class="table-wrap">
+                <div class="table-wrap" tabindex="0">
                     <table class="data stack" data-table="outbox">
                         <caption>
                             {td_string!(l, outbox_caption)} " — "
@@ -288,7 +290,7 @@ pub fn Tables(
                 "Kafka / History " <span class="sim">{td_string!(l, tables.simulated)}</span>
             </p>
             <div class="tables-grid even">
-                <div class="table-wrap">
+                <div class="table-wrap" tabindex="0">
                     <table class="data" data-table="kafka">
                         <caption>{td_string!(l, tables.kafka_caption)}</caption>
                         <thead>
@@ -301,7 +303,7 @@ pub fn Tables(
                         <tbody>{kafka}</tbody>
                     </table>
                 </div>
-                <div class="table-wrap">
+                <div class="table-wrap" tabindex="0">
                     <table class="data" data-table="history">
                         <caption>{td_string!(l, tables.history_caption)}</caption>
                         <thead>

@@ -103,7 +103,15 @@ fn lanes(l: Locale, trace: Vec<TraceStep>, a_event: &str, b_event: &str) -> impl
 
 fn step(l: Locale, s: TraceStep) -> impl IntoView {
     // Integer arithmetic: float formatting would add kilobytes to the WASM.
-    let ms = format!("{}.{}", s.at_us / 1000, (s.at_us % 1000) / 100);
+    let ms_of = |us: u64| format!("{}.{}", us / 1000, (us % 1000) / 100);
+    let ms = ms_of(s.at_us);
+    let answered = s.answered_us.filter(|a| a / 100 != s.at_us / 100).map(|a| {
+        view! {
+            <span class="trace-answered">
+                " → " {td_string!(l, trace.answered_at, ms = ms_of(a))}
+            </span>
+        }
+    });
     let sent = match &s.sent {
         Sent::Sql { sql, params } => {
             let params = (!params.is_empty()).then(|| {
@@ -177,7 +185,7 @@ fn step(l: Locale, s: TraceStep) -> impl IntoView {
             </span>
             {sent}
             <span class="trace-answer" data-kind=kind>
-                {td_string!(l, trace.answer)} ": " {answer}
+                {td_string!(l, trace.answer)} ": " {answer} {answered}
             </span>
             <span class="trace-tx">
                 {td_string!(l, trace.tx)} ": "

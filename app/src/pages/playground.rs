@@ -3,8 +3,9 @@
 use leptos::prelude::*;
 use leptos_i18n::td_string;
 use leptos_meta::{Meta, Title};
+use leptos_router::hooks::use_query_map;
 use outbox_lab::catalog::{CommitFate, CrashPoint, Mode, names};
-use outbox_lab::input::Mistakes;
+use outbox_lab::input::{AttemptFields, AttemptSpec, Mistakes};
 use outbox_lab::outcome::{AttemptSettings, CompareReport, Report};
 
 use crate::api::{self, ApiError, Attempt, Race, Reconcile, Reopen, Reset};
@@ -22,33 +23,105 @@ use crate::i18n::*;
 pub fn PlaygroundPage() -> impl IntoView {
     let i18n = use_i18n();
     let l = i18n.get_locale_untracked();
-    let current = Resource::new(|| (), |_| api::current());
-    let last_compare = Resource::new(|| (), |_| api::last_compare());
     view! {
         <Title text=td_string!(l, meta_title) />
         <Meta name="description" content=td_string!(l, meta_description) />
         <div class="page">
             <Header />
             <main id="main">
-                <Suspense fallback=move || {
-                    view! { <p class="loading">{td_string!(l, loading)}</p> }
-                }>
-                    {move || Suspend::new(async move {
-                        match current.await {
-                            Ok(report) => {
-                                // A comparison that cannot be read is simply not shown.
-                                let compare = last_compare.await.ok().flatten();
-                                view! { <Panels report compare /> }.into_any()
-                            }
-                            Err(err) => view! { <ErrorNote err /> }.into_any(),
-                        }
-                    })}
-                </Suspense>
+                <Playground />
             </main>
             <footer class="footer">
                 <p>{td_string!(l, footer)}</p>
             </footer>
         </div>
+    }
+}
+
+/// The playground itself, as the page and the embed show it. Settings in the URL preset the
+/// form; `autorun=1` runs that attempt on load, from the initial state.
+#[component]
+pub fn Playground() -> impl IntoView {
+    let l = use_i18n().get_locale_untracked();
+    let preset = Preset::from_query(&use_query_map().get_untracked());
+    let run = preset.autorun.then(|| preset.clone());
+    let current = Resource::new(
+        || (),
+        move |_| {
+            let run = run.clone();
+            async move {
+                match run {
+                    Some(p) => api::autorun(p.mode, p.mistakes, p.crash, p.commit_fate).await,
+                    None => api::current().await,
+                }
+            }
+        },
+    );
+    let last_compare = Resource::new(|| (), |_| api::last_compare());
+    view! {
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, loading)}</p> }
+        }>
+            {move || {
+                let preset = preset.clone();
+                Suspend::new(async move {
+                    match current.await {
+                        Ok(report) => {
+                            // A comparison that cannot be read is simply not shown.
+                            let compare = last_compare.await.ok().flatten();
+                            let initial = preset.settings().or_else(|| {
+                                report.attempt.clone().filter(|_| report.race.is_none())
+                            });
+                            view! { <Panels report compare initial /> }.into_any()
+                        }
+                        Err(err) => view! { <ErrorNote err /> }.into_any(),
+                    }
+                })
+            }}
+        </Suspense>
+    }
+}
+
+/// The attempt's settings as a link carries them.
+#[derive(Clone, Debug, Default)]
+pub struct Preset {
+    pub mode: Option<String>,
+    pub mistakes: Option<String>,
+    pub crash: Option<String>,
+    pub commit_fate: Option<String>,
+    pub autorun: bool,
+}
+
+impl Preset {
+    pub fn from_query(q: &leptos_router::params::ParamsMap) -> Self {
+        Preset {
+            mode: q.get("mode"),
+            mistakes: q.get("mistakes"),
+            crash: q.get("crash"),
+            commit_fate: q.get("commit_fate"),
+            autorun: q.get("autorun").as_deref() == Some("1"),
+        }
+    }
+
+    /// The settings the link asks for; none when it asks for nothing or for something invalid
+    /// (the form then starts as usual, and an autorun reports the error).
+    fn settings(&self) -> Option<AttemptSettings> {
+        if self.mode.is_none()
+            && self.mistakes.is_none()
+            && self.crash.is_none()
+            && self.commit_fate.is_none()
+        {
+            return None;
+        }
+        AttemptSpec::from_fields(AttemptFields {
+            mode: self.mode.as_deref(),
+            mistakes: self.mistakes.as_deref(),
+            crash: self.crash.as_deref(),
+            commit_fate: self.commit_fate.as_deref(),
+            ..Default::default()
+        })
+        .ok()
+        .map(|spec| spec.settings())
     }
 }
 
@@ -73,20 +146,20 @@ macro_rules! follow {
 }
 
 #[component]
-fn Panels(report: Report, compare: Option<CompareReport>) -> impl IntoView {
-    // A race's settings are not a form's: the form starts from the lesson's then.
-    let initial = report
-        .attempt
-        .clone()
-        .filter(|_| report.race.is_none())
-        .unwrap_or_else(|| AttemptSettings {
-            mode: Mode::Outbox,
-            mistakes: Mistakes::none(),
-            crash: CrashPoint::None,
-            commit_fate: CommitFate::Random,
-            event_id: names::EVENT_ID.to_owned(),
-            payload: names::PAYLOAD.to_owned(),
-        });
+fn Panels(
+    report: Report,
+    compare: Option<CompareReport>,
+    /// The form's starting settings: the link's, else the last attempt's, else the lesson's.
+    initial: Option<AttemptSettings>,
+) -> impl IntoView {
+    let initial = initial.unwrap_or_else(|| AttemptSettings {
+        mode: Mode::Outbox,
+        mistakes: Mistakes::none(),
+        crash: CrashPoint::None,
+        commit_fate: CommitFate::Random,
+        event_id: names::EVENT_ID.to_owned(),
+        payload: names::PAYLOAD.to_owned(),
+    });
     let report = RwSignal::new(report);
     let error = RwSignal::new(None::<ApiError>);
     let attempt = ServerAction::<Attempt>::new();

@@ -48,12 +48,12 @@ pub async fn run(
     let (mut tx_a, _) = begin(&mut conn_a, sandbox, &mut ta).await?;
     let (mut tx_b, pid_b) = begin(&mut conn_b, sandbox, &mut tb).await?;
 
-    let a_updated = run_update(&mut tx_a, update, sandbox, &mut ta).await?;
+    let a_updated = run_update(&mut tx_a, update, sandbox, &mut ta, false).await?;
     let mut lock_wait = None;
     let (a, b_updated) = if a_updated == 1 {
         // B's UPDATE now blocks on A's row lock. A goes on only once PostgreSQL shows B
         // waiting, so the wait is real and on record, not a guess.
-        let b_update = run_update(&mut tx_b, update, sandbox, &mut tb);
+        let b_update = run_update(&mut tx_b, update, sandbox, &mut tb, true);
         let a_rest = async {
             let seen = wait_until_blocked(pool, pid_b, wait_limit, &ta).await?;
             ta.push(
@@ -74,7 +74,7 @@ pub async fn run(
         (a?, b_updated?)
     } else {
         sandbox_tx::rollback(tx_a, Actor::Service, &mut ta).await?;
-        let b_updated = run_update(&mut tx_b, update, sandbox, &mut tb).await?;
+        let b_updated = run_update(&mut tx_b, update, sandbox, &mut tb, false).await?;
         (OutcomeId::GuardRejected, b_updated)
     };
     let b = if b_updated == 1 {
@@ -126,7 +126,9 @@ async fn run_update(
     sql: &'static str,
     sandbox: &SchemaName,
     trace: &mut Tracer,
+    waits: bool,
 ) -> Result<u64, LabError> {
+    let sent = trace.now_us();
     let n = sqlx::query(sql)
         .bind(TICKET_ID)
         .execute(&mut **tx)
@@ -134,6 +136,12 @@ async fn run_update(
         .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?
         .rows_affected();
     trace.sql(Actor::Service, sql, &[TICKET_ID], rows(n), TxState::Open);
+    // An UPDATE that waited for a lock belongs in time where it was sent; the trace keeps
+    // both moments.
+    if let Some(step) = trace.steps_mut().last_mut().filter(|_| waits) {
+        step.answered_us = Some(step.at_us);
+        step.at_us = sent;
+    }
     Ok(n)
 }
 

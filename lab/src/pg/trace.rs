@@ -62,6 +62,7 @@ impl Tracer {
             tx,
             at_us,
             lane: self.lane,
+            answered_us: None,
         });
     }
 

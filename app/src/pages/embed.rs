@@ -1,0 +1,29 @@
+//! The playground for a course page's iframe: no site chrome, and it tells the page around it
+//! how tall it is, so the author can size the frame to fit.
+
+use leptos::prelude::*;
+use leptos_i18n::td_string;
+use leptos_meta::Title;
+
+use crate::i18n::*;
+use crate::pages::playground::Playground;
+
+/// Posts `{type: "outbox-playground:height", height}` to the parent whenever the document's
+/// height changes. Plain JavaScript, so it runs before (and without) the WebAssembly. The
+/// height is not a secret, so any parent may read it.
+const REPORT_HEIGHT: &str = r#"(function(){var p=window.parent;if(!p||p===window)return;var last=0;function send(){var h=Math.ceil(document.documentElement.getBoundingClientRect().height);if(h!==last){last=h;p.postMessage({type:"outbox-playground:height",height:h},"*");}}if(window.ResizeObserver){new ResizeObserver(send).observe(document.documentElement);}window.addEventListener("load",send);send();})();"#;
+
+#[component]
+pub fn EmbedPage() -> impl IntoView {
+    let l = use_i18n().get_locale_untracked();
+    view! {
+        <Title text=td_string!(l, meta_title) />
+        <div class="page embed">
+            <main id="main">
+                <h1 class="embed-title">{td_string!(l, title)}</h1>
+                <Playground />
+            </main>
+        </div>
+        <script inner_html=REPORT_HEIGHT></script>
+    }
+}

@@ -1,0 +1,136 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, Page, test } from "@playwright/test";
+import * as fs from "fs";
+import * as path from "path";
+import { expectPageMatchesDatabase, LANGS, openHydrated, text } from "./helpers";
+
+/** Where the layout screenshots are kept for people to look at (outside Playwright's own
+ *  output folder, which it empties on every run). */
+const SHOTS = path.join(__dirname, "..", "artefacts", "layout");
+
+test.describe("JavaScript off", () => {
+  test.use({ javaScriptEnabled: false });
+
+  /** Posts the attempt form the way a browser without JavaScript does, and waits for the page. */
+  async function attemptNoJs(page: Page, crash: string, opts: { fate?: string; payload?: string } = {}) {
+    await page.locator(`input[name="crash"][value="${crash}"]`).check();
+    if (opts.fate) await page.locator(`input[name="commit_fate"][value="${opts.fate}"]`).check();
+    if (opts.payload !== undefined) {
+      await page.locator("details.event summary").click();
+      await page.locator('textarea[name="payload"]').fill(opts.payload);
+    }
+    await Promise.all([page.waitForNavigation(), page.locator("#attempt-form button[type=submit]").click()]);
+  }
+
+  async function pressNoJs(page: Page, action: "reconcile" | "reopen" | "reset") {
+    const button = page.getByRole("button", { name: text("ru", `controls.${action}`), exact: true });
+    await Promise.all([page.waitForNavigation(), button.click()]);
+  }
+
+  async function expectOutcome(page: Page, outcome: string, status: string, outbox: string[]) {
+    const section = page.locator("section.outcome");
+    await expect(section).toHaveAttribute("data-outcome", outcome);
+    await expect(section.locator(".outcome-title")).toContainText(text("ru", `outcome.${outcome}.title`));
+    const db = await expectPageMatchesDatabase(page);
+    expect(db.tickets).toEqual([{ id: "ticket-42", status }]);
+    expect(db.outbox.map((r) => r.event_id)).toEqual(outbox);
+  }
+
+  test("every row of the failure table works with plain form posts", async ({ page }) => {
+    await page.goto("/");
+    await expect(page.locator("html")).not.toHaveAttribute("data-hydrated", "true");
+    await attemptNoJs(page, "after_update");
+    await expectOutcome(page, "crashed_after_update", "open", []);
+    await attemptNoJs(page, "after_insert");
+    await expectOutcome(page, "crashed_before_commit", "open", []);
+    await attemptNoJs(page, "after_insert", { payload: "{oops" });
+    await expectOutcome(page, "invalid_payload", "open", []);
+    // An empty field counts as absent: the lesson's payload again.
+    await attemptNoJs(page, "after_commit", { payload: "" });
+    await expectOutcome(page, "committed_then_crashed", "resolved", ["event-ticket-900"]);
+    await attemptNoJs(page, "none");
+    await expectOutcome(page, "guard_rejected", "resolved", ["event-ticket-900"]);
+    await pressNoJs(page, "reopen");
+    await expect(page.locator("section.outcome")).toHaveAttribute("data-action", "reopen");
+    await attemptNoJs(page, "none");
+    await expectOutcome(page, "insert_conflict", "open", ["event-ticket-900"]);
+    await pressNoJs(page, "reset");
+    await expect(page.locator("section.outcome")).toHaveAttribute("data-action", "reset");
+    await attemptNoJs(page, "commit_reply_lost", { fate: "applied" });
+    await expectOutcome(page, "commit_unknown", "resolved", ["event-ticket-900"]);
+    await pressNoJs(page, "reconcile");
+    await expectOutcome(page, "reconciled_committed", "resolved", ["event-ticket-900"]);
+    await pressNoJs(page, "reset");
+    await attemptNoJs(page, "none");
+    await expectOutcome(page, "committed", "resolved", ["event-ticket-900"]);
+  });
+
+  test("a refused value comes back as a message in the page", async ({ page }) => {
+    await page.goto("/?lang=en");
+    await page.locator('input[name="mode"][value="naive"]').check();
+    await attemptNoJs(page, "after_insert");
+    await expect(page.locator("section.outcome .error")).toHaveAttribute("data-code", "crash_point_not_in_mode");
+  });
+
+  test("the race and the comparison work with plain form posts", async ({ page }) => {
+    await page.goto("/?lang=en");
+    const race = page.getByRole("button", { name: text("en", "controls.race"), exact: true });
+    await Promise.all([page.waitForNavigation(), race.click()]);
+    await expect(page.locator("section.outcome")).toHaveAttribute("data-outcome", "race_one_winner");
+    await expect(page.locator("ol.trace.lanes")).toBeVisible();
+    const form = page.locator("#compare-form");
+    await form.locator('select[name="way"]').selectOption("insert_outside_tx");
+    await form.locator('select[name="crash"]').selectOption("after_insert");
+    await Promise.all([page.waitForNavigation(), form.locator("button[type=submit]").click()]);
+    await expect(page.locator("section.compare .difference")).toHaveAttribute(
+      "data-difference",
+      "intent_without_status",
+    );
+  });
+});
+
+for (const [lang, where] of LANGS.flatMap((l) => [[l, "/"], [l, "/embed"]] as const)) {
+  test(`no accessibility violations before and after an attempt (${lang}, ${where})`, async ({ page }) => {
+    await openHydrated(page, `${where}?lang=${lang}`);
+    const scan = async (when: string) => {
+      const result = await new AxeBuilder({ page }).analyze();
+      const found = result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+      expect(found, `${lang}, ${where}, ${when}`).toEqual([]);
+    };
+    await scan("on load");
+    await page.locator('input[name="crash"][value="after_insert"]').check();
+    await page.locator("#attempt-form button[type=submit]").click();
+    await expect(page.locator("section.outcome")).toHaveAttribute("data-outcome", "crashed_before_commit");
+    await scan("after an attempt");
+    await page.getByRole("button", { name: text(lang, "controls.race"), exact: true }).click();
+    await expect(page.locator("section.outcome")).toHaveAttribute("data-outcome", "race_one_winner");
+    const form = page.locator("#compare-form");
+    await form.locator('select[name="crash"]').selectOption("after_commit");
+    await form.locator("button[type=submit]").click();
+    await expect(page.locator("section.compare .difference")).toBeVisible();
+    await scan("after a race and a comparison");
+  });
+}
+
+for (const width of [360, 768, 1280]) {
+  test(`the layout fits ${width} px without horizontal scrolling`, async ({ page }) => {
+    await page.setViewportSize({ width, height: 900 });
+    await openHydrated(page, "/?lang=ru");
+    await page.getByRole("button", { name: text("ru", "controls.race"), exact: true }).click();
+    await expect(page.locator("section.outcome")).toHaveAttribute("data-outcome", "race_one_winner");
+    const form = page.locator("#compare-form");
+    await form.locator('select[name="crash"]').selectOption("after_commit");
+    await form.locator("button[type=submit]").click();
+    await expect(page.locator("section.compare .difference")).toBeVisible();
+    const overflow = await page.evaluate(() => {
+      const wide = [...document.querySelectorAll("body *")]
+        .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+        .slice(0, 5)
+        .map((e) => `${e.tagName.toLowerCase()}.${e.className}`);
+      return { scroll: document.documentElement.scrollWidth, inner: window.innerWidth, wide };
+    });
+    expect(overflow.scroll, JSON.stringify(overflow.wide)).toBeLessThanOrEqual(overflow.inner);
+    fs.mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SHOTS, `playground-${width}.png`), fullPage: true });
+  });
+}
