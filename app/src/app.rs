@@ -35,7 +35,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
-        <I18nContextProvider ssr_lang_header_getter=language_source()>
+        // The server alone picks the language (`?lang=`, then our `lang` cookie); leptos_i18n's
+        // own cookie would let an earlier choice override a link's `?lang=`.
+        <I18nContextProvider enable_cookie=false ssr_lang_header_getter=language_source()>
             <HydrationMarker />
             <Router>
                 <Routes fallback=|| view! { <p>"404"</p> }>

@@ -268,6 +268,9 @@ pub struct Report {
     pub snapshot: Snapshot,
     pub trace: Vec<TraceStep>,
     pub outcome: Option<OutcomeId>,
+    /// The page shows only the verdict; without the runner (the browser build) the prediction
+    /// is not read, which keeps its decoder out of the WebAssembly.
+    #[cfg_attr(not(feature = "postgres"), serde(skip))]
     pub expected: Option<Expected>,
     pub matches_model: Option<bool>,
     pub reconciliation: Option<Reconciliation>,

@@ -1,6 +1,7 @@
 //! Side by side: the same crash point the outbox way and a wrong way, each in a sandbox of its
 //! own, with what differs stated in one sentence.
 
+use leptos::either::Either;
 use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_i18n::td_string;
@@ -100,16 +101,16 @@ pub fn ComparePanel(initial: Option<CompareReport>) -> impl IntoView {
                 }}
                 {move || match result.get() {
                     None => {
-                        view! { <p class="compare-empty">{td_string!(l, compare.empty)}</p> }
-                            .into_any()
+                        Either::Left(
+                            view! { <p class="compare-empty">{td_string!(l, compare.empty)}</p> },
+                        )
                     }
                     Some(r) => {
-                        view! {
+                        Either::Right(view! {
                             <p class="difference" data-difference=r.difference.id()>
                                 <strong>{texts::difference(l, r.difference)}</strong>
                             </p>
-                        }
-                            .into_any()
+                        })
                     }
                 }}
             </div>

@@ -1,6 +1,7 @@
 //! The sandbox's four tables as they are after the last action, with what changed marked in
 //! words (not only by colour).
 
+use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_i18n::td_string;
 use outbox_lab::outcome::{OutboxRow, Report, Snapshot, TicketRow};
@@ -106,9 +107,11 @@ pub fn Tables(
         |p| format!("{p}-tables-heading"),
     );
     let heading = match nested {
-        None => view! { <h2 id=heading_id.clone()>{td_string!(l, tables_heading)}</h2> }.into_any(),
+        None => {
+            Either::Left(view! { <h2 id=heading_id.clone()>{td_string!(l, tables_heading)}</h2> })
+        }
         Some(_) => {
-            view! { <h4 id=heading_id.clone()>{td_string!(l, tables_heading)}</h4> }.into_any()
+            Either::Right(view! { <h4 id=heading_id.clone()>{td_string!(l, tables_heading)}</h4> })
         }
     };
     let notes = nested.is_none().then(|| {
@@ -143,14 +146,13 @@ pub fn Tables(
         let r = report.read();
         let rows = outbox_rows(r.before.as_ref(), &r.snapshot);
         if rows.is_empty() {
-            return view! {
+            return Either::Left(view! {
                 <tr class="empty">
                     <td colspan="5">{td_string!(l, empty_table)}</td>
                 </tr>
-            }
-            .into_any();
+            });
         }
-        rows.into_iter()
+        Either::Right(rows.into_iter()
             .map(|(row, change)| {
                 view! {
                     <tr data-id=row.event_id.clone() data-change=change.attr()>
@@ -166,58 +168,57 @@ pub fn Tables(
                     </tr>
                 }
             })
-            .collect_view()
-            .into_any()
+            .collect_view())
     };
     let kafka = move || {
         let records = report.read().snapshot.kafka.clone();
         if records.is_empty() {
-            return view! {
+            return Either::Left(view! {
                 <tr class="empty">
                     <td colspan="3">{td_string!(l, tables.kafka_empty)}</td>
                 </tr>
-            }
-            .into_any();
+            });
         }
-        records
-            .into_iter()
-            .map(|k| {
-                view! {
-                    <tr>
-                        <td>{k.offset}</td>
-                        <td>{k.key}</td>
-                        <td class="json">
-                            <code>{k.value}</code>
-                        </td>
-                    </tr>
-                }
-            })
-            .collect_view()
-            .into_any()
+        Either::Right(
+            records
+                .into_iter()
+                .map(|k| {
+                    view! {
+                        <tr>
+                            <td>{k.offset}</td>
+                            <td>{k.key}</td>
+                            <td class="json">
+                                <code>{k.value}</code>
+                            </td>
+                        </tr>
+                    }
+                })
+                .collect_view(),
+        )
     };
     let history = move || {
         let entries = report.read().snapshot.history.clone();
         if entries.is_empty() {
-            return view! {
+            return Either::Left(view! {
                 <tr class="empty">
                     <td colspan="3">{td_string!(l, tables.history_empty)}</td>
                 </tr>
-            }
-            .into_any();
+            });
         }
-        entries
-            .into_iter()
-            .map(|h| {
-                view! {
-                    <tr>
-                        <td>{h.event_id}</td>
-                        <td>{h.ticket_id}</td>
-                        <td>{h.to_status}</td>
-                    </tr>
-                }
-            })
-            .collect_view()
-            .into_any()
+        Either::Right(
+            entries
+                .into_iter()
+                .map(|h| {
+                    view! {
+                        <tr>
+                            <td>{h.event_id}</td>
+                            <td>{h.ticket_id}</td>
+                            <td>{h.to_status}</td>
+                        </tr>
+                    }
+                })
+                .collect_view(),
+        )
     };
     let changed_word = move |changed: bool| {
         if changed {

@@ -1,5 +1,6 @@
 //! The SQL trace: what was sent, what PostgreSQL answered, and the transaction's state.
 
+use leptos::either::{EitherOf3, EitherOf7};
 use leptos::prelude::*;
 use leptos_i18n::td_string;
 use outbox_lab::outcome::{Actor, Answer, Lane, Report, Sent, TraceStep};
@@ -13,10 +14,10 @@ pub fn Trace(report: Signal<Report>) -> impl IntoView {
     let steps = move || {
         let trace = report.read().trace.clone();
         if trace.is_empty() {
-            return view! { <p class="trace-empty">{td_string!(l, trace.empty)}</p> }.into_any();
+            return EitherOf3::A(view! { <p class="trace-empty">{td_string!(l, trace.empty)}</p> });
         }
         if let Some(race) = report.read().race.clone() {
-            return lanes(l, trace, &race.a_event_id, &race.b_event_id).into_any();
+            return EitherOf3::B(lanes(l, trace, race.a_event_id, race.b_event_id));
         }
         let items = trace
             .into_iter()
@@ -25,7 +26,7 @@ pub fn Trace(report: Signal<Report>) -> impl IntoView {
                 view! { <li data-actor=actor>{step(l, s)}</li> }
             })
             .collect_view();
-        view! { <ol class="trace">{items}</ol> }.into_any()
+        EitherOf3::C(view! { <ol class="trace">{items}</ol> })
     };
     view! {
         <section class="panel" aria-labelledby="trace-heading">
@@ -67,7 +68,7 @@ fn lane_label(l: Locale, lane: Option<Lane>) -> &'static str {
 
 /// A race's steps as two lanes: each step sits in its request's column, one row per step in
 /// time order, so the wait between B's UPDATE and its answer is visible at a glance.
-fn lanes(l: Locale, trace: Vec<TraceStep>, a_event: &str, b_event: &str) -> impl IntoView {
+fn lanes(l: Locale, trace: Vec<TraceStep>, a_event: String, b_event: String) -> impl IntoView {
     let rows = trace
         .into_iter()
         .enumerate()
@@ -91,10 +92,10 @@ fn lanes(l: Locale, trace: Vec<TraceStep>, a_event: &str, b_event: &str) -> impl
         <p class="lanes-caption">{td_string!(l, trace.lanes_caption)}</p>
         <ol class="trace lanes" data-race="true">
             <li class="lane-head" data-lane="a" aria-hidden="true">
-                {td_string!(l, trace.lane_a)} " · " <code>{a_event.to_owned()}</code>
+                {td_string!(l, trace.lane_a)} " · " <code>{a_event}</code>
             </li>
             <li class="lane-head" data-lane="b" aria-hidden="true">
-                {td_string!(l, trace.lane_b)} " · " <code>{b_event.to_owned()}</code>
+                {td_string!(l, trace.lane_b)} " · " <code>{b_event}</code>
             </li>
             {rows}
         </ol>
@@ -127,43 +128,36 @@ fn step(l: Locale, s: TraceStep) -> impl IntoView {
                     </div>
                 }
             });
-            view! {
+            EitherOf7::A(view! {
                 <pre class="trace-sql"><code>{sql.clone()}</code></pre>
                 {params}
-            }
-            .into_any()
+            })
         }
-        Sent::ProcessCrashed => {
-            view! { <p class="trace-event">{td_string!(l, trace.sent.process_crashed)}</p> }
-                .into_any()
-        }
-        Sent::ConnectionCut => {
-            view! { <p class="trace-event">{td_string!(l, trace.sent.connection_cut)}</p> }
-                .into_any()
-        }
-        Sent::BackendGone { pid } => view! {
+        Sent::ProcessCrashed => EitherOf7::B(
+            view! { <p class="trace-event">{td_string!(l, trace.sent.process_crashed)}</p> },
+        ),
+        Sent::ConnectionCut => EitherOf7::C(
+            view! { <p class="trace-event">{td_string!(l, trace.sent.connection_cut)}</p> },
+        ),
+        Sent::BackendGone { pid } => EitherOf7::D(view! {
             <p class="trace-event">{td_string!(l, trace.sent.backend_gone, pid = pid)}</p>
-        }
-        .into_any(),
+        }),
         Sent::LockWait { pid, blocked_by } => {
             let blockers = join_pids(blocked_by);
-            view! {
+            EitherOf7::E(view! {
                 <p class="trace-event" data-event="lock_wait">
                     {td_string!(l, trace.sent.lock_wait, pid = pid, blockers = blockers)}
                 </p>
-            }
-            .into_any()
+            })
         }
-        Sent::RetryWithNewId { event_id } => view! {
+        Sent::RetryWithNewId { event_id } => EitherOf7::F(view! {
             <p class="trace-event" data-event="retry">
                 {td_string!(l, trace.sent.retry_with_new_id, event_id = event_id.clone())}
             </p>
-        }
-        .into_any(),
-        Sent::ConsumerSkipped { offset } => view! {
+        }),
+        Sent::ConsumerSkipped { offset } => EitherOf7::G(view! {
             <p class="trace-event">{td_string!(l, trace.sent.consumer_skipped, offset = offset)}</p>
-        }
-        .into_any(),
+        }),
     };
     let (kind, answer) = match &s.answer {
         Answer::Ok { rows: Some(n) } => ("ok", td_string!(l, trace.ok_rows, rows = n).to_string()),

@@ -1,5 +1,6 @@
 //! The playground page: controls, outcome, tables, trace, guarantee, failure table.
 
+use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_i18n::td_string;
 use leptos_meta::{Meta, Title};
@@ -72,9 +73,11 @@ pub fn Playground() -> impl IntoView {
                             let initial = preset.settings().or_else(|| {
                                 report.attempt.clone().filter(|_| report.race.is_none())
                             });
-                            view! { <Panels report compare initial /> }.into_any()
+                            // Either, not AnyView: erasing the type would compile every view
+                            // below a second time (for async hydration) into the WASM.
+                            Either::Left(view! { <Panels report compare initial /> })
                         }
-                        Err(err) => view! { <ErrorNote err /> }.into_any(),
+                        Err(err) => Either::Right(view! { <ErrorNote err /> }),
                     }
                 })
             }}
