@@ -85,41 +85,37 @@ impl ApiError {
 /// The learner's tables and the last action's report (what the page shows on load).
 #[server(prefix = "/api", endpoint = "current")]
 pub async fn current() -> Result<Report, ApiError> {
-    let state = crate::backend::state::AppState::get()?;
-    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
-    state
-        .lab
-        .current_report(&sandbox)
-        .await
-        .map_err(ApiError::from_lab)
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.current_report(&sandbox).await
+    })
+    .await
 }
 
 /// The report without acting.
 #[server(prefix = "/api", endpoint = "snapshot")]
 pub async fn snapshot() -> Result<Report, ApiError> {
-    let state = crate::backend::state::AppState::get()?;
-    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
-    state
-        .lab
-        .snapshot_report(&sandbox)
-        .await
-        .map_err(ApiError::from_lab)
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.snapshot_report(&sandbox).await
+    })
+    .await
 }
 
 /// Puts the learner's sandbox back to the lesson's initial state.
 #[server(prefix = "/api", endpoint = "reset")]
 pub async fn reset() -> Result<Report, ApiError> {
-    let state = crate::backend::state::AppState::get()?;
-    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
-    state.lab.reset(&sandbox).await.map_err(ApiError::from_lab)
+    crate::backend::session::in_learner_sandbox(
+        |lab, sandbox| async move { lab.reset(&sandbox).await },
+    )
+    .await
 }
 
 /// "Support reopens ticket-42": a separate, committed UPDATE; outbox rows stay.
 #[server(prefix = "/api", endpoint = "reopen")]
 pub async fn reopen() -> Result<Report, ApiError> {
-    let state = crate::backend::state::AppState::get()?;
-    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
-    state.lab.reopen(&sandbox).await.map_err(ApiError::from_lab)
+    crate::backend::session::in_learner_sandbox(
+        |lab, sandbox| async move { lab.reopen(&sandbox).await },
+    )
+    .await
 }
 
 /// The lesson's transaction on ticket-42. Absent fields take the lesson's values:
@@ -143,26 +139,20 @@ pub async fn attempt(
         payload: payload.as_deref(),
     })
     .map_err(ApiError::from_input)?;
-    let state = crate::backend::state::AppState::get()?;
-    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
-    state
-        .lab
-        .attempt(&sandbox, &spec)
-        .await
-        .map_err(ApiError::from_lab)
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.attempt(&sandbox, &spec).await
+    })
+    .await
 }
 
 /// Decides the last attempt's outcome from the database alone: by the stable ids and by the
 /// transaction id noted inside the attempt.
 #[server(prefix = "/api", endpoint = "reconcile")]
 pub async fn reconcile() -> Result<Report, ApiError> {
-    let state = crate::backend::state::AppState::get()?;
-    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
-    state
-        .lab
-        .reconcile(&sandbox)
-        .await
-        .map_err(ApiError::from_lab)
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.reconcile(&sandbox).await
+    })
+    .await
 }
 
 /// Two requests resolve ticket-42 at the same moment on two connections (A with
@@ -171,13 +161,10 @@ pub async fn reconcile() -> Result<Report, ApiError> {
 pub async fn race(mistakes: Option<String>) -> Result<Report, ApiError> {
     let mistakes =
         outbox_lab::input::race_mistakes(mistakes.as_deref()).map_err(ApiError::from_input)?;
-    let state = crate::backend::state::AppState::get()?;
-    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
-    state
-        .lab
-        .race(&sandbox, &mistakes)
-        .await
-        .map_err(ApiError::from_lab)
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.race(&sandbox, &mistakes).await
+    })
+    .await
 }
 
 /// The same attempt the outbox way and a wrong way (`way`: `naive`, `naive_publish_first`, or
@@ -201,25 +188,19 @@ pub async fn compare(
         },
     )
     .map_err(ApiError::from_input)?;
-    let state = crate::backend::state::AppState::get()?;
-    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
-    state
-        .lab
-        .compare(&sandbox, &spec)
-        .await
-        .map_err(ApiError::from_lab)
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.compare(&sandbox, &spec).await
+    })
+    .await
 }
 
 /// The learner's last comparison, or null.
 #[server(prefix = "/api", endpoint = "last_compare")]
 pub async fn last_compare() -> Result<Option<CompareReport>, ApiError> {
-    let state = crate::backend::state::AppState::get()?;
-    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
-    state
-        .lab
-        .last_compare(&sandbox)
-        .await
-        .map_err(ApiError::from_lab)
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.last_compare(&sandbox).await
+    })
+    .await
 }
 
 /// What a link with `autorun=1` runs on load: the sandbox back to the initial state, then
@@ -239,16 +220,9 @@ pub async fn autorun(
         ..Default::default()
     })
     .map_err(ApiError::from_input)?;
-    let state = crate::backend::state::AppState::get()?;
-    let sandbox = crate::backend::session::learner_sandbox(&state).await?;
-    state
-        .lab
-        .reset(&sandbox)
-        .await
-        .map_err(ApiError::from_lab)?;
-    state
-        .lab
-        .attempt(&sandbox, &spec)
-        .await
-        .map_err(ApiError::from_lab)
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.reset(&sandbox).await?;
+        lab.attempt(&sandbox, &spec).await
+    })
+    .await
 }

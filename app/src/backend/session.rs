@@ -80,3 +80,17 @@ pub async fn learner_sandbox(state: &AppState) -> Result<SchemaName, ApiError> {
     cookies::set(SANDBOX_COOKIE, token.as_str(), cookies::ONE_YEAR, true);
     Ok(sandbox)
 }
+
+/// Runs `act` on the learner's sandbox and maps the lab's errors at the edge: the body of
+/// every server function that acts on a sandbox.
+pub async fn in_learner_sandbox<T, F, Fut>(act: F) -> Result<T, ApiError>
+where
+    F: FnOnce(outbox_lab::pg::Lab, SchemaName) -> Fut,
+    Fut: std::future::Future<Output = Result<T, LabError>>,
+{
+    let state = AppState::get()?;
+    let sandbox = learner_sandbox(&state).await?;
+    act(state.lab.clone(), sandbox)
+        .await
+        .map_err(ApiError::from_lab)
+}

@@ -88,17 +88,7 @@ pub fn ComparePanel(initial: Option<CompareReport>) -> impl IntoView {
                 </button>
             </ActionForm>
             <div role="status" aria-live="polite" aria-atomic="true" class="compare-news">
-                {move || {
-                    error
-                        .get()
-                        .map(|e| {
-                            view! {
-                                <p class="error" role="alert" data-code=e.code.clone()>
-                                    {e.message}
-                                </p>
-                            }
-                        })
-                }}
+                {crate::components::error_line::error_line(error.into())}
                 {move || match result.get() {
                     None => {
                         Either::Left(

@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod controls;
+pub mod error_line;
 pub mod failure_table;
 pub mod guarantee;
 pub mod header;

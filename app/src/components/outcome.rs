@@ -54,17 +54,7 @@ pub fn Outcome(report: Signal<Report>, error: Signal<Option<ApiError>>) -> impl 
                 {move || report.read().reconciliation.clone().map(|r| reconciliation(l, r))}
                 {move || report.read().race.clone().map(|r| race_summary(l, r))}
                 {verdict}
-                {move || {
-                    error
-                        .get()
-                        .map(|e| {
-                            view! {
-                                <p class="error" role="alert" data-code=e.code.clone()>
-                                    {e.message}
-                                </p>
-                            }
-                        })
-                }}
+                {crate::components::error_line::error_line(error)}
             </div>
         </section>
     }
