@@ -64,22 +64,7 @@ pub async fn resolve_ticket(
     spec: &AttemptSpec,
     trace: &mut Tracer,
 ) -> Result<Attempted, LabError> {
-    let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
-    trace.sql(Actor::Service, "BEGIN", &[], done(), TxState::Open);
-    let sandbox = place.sandbox;
-    let (_, backend_pid, xid): (String, i32, String) = sqlx::query_as(ENTER_SANDBOX)
-        .bind(sandbox.as_str())
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(LabError::from_sqlx)?;
-    let values = vec![sandbox.to_string(), backend_pid.to_string(), xid.clone()];
-    trace.sql(
-        Actor::Playground,
-        ENTER_SANDBOX,
-        &[sandbox.as_str()],
-        Answer::Values { values },
-        TxState::Open,
-    );
+    let (tx, backend_pid, xid) = begin_in_sandbox(conn, place.sandbox, trace).await?;
     let stop = match spec.mode {
         Mode::Outbox => outbox_steps(tx, place, spec, trace).await?,
         Mode::Naive | Mode::NaivePublishFirst => {
@@ -93,12 +78,46 @@ pub async fn resolve_ticket(
     })
 }
 
+/// BEGIN, then the sandbox on the search_path; notes the backend's pid and the transaction id.
+pub async fn begin_in_sandbox<'c>(
+    conn: &'c mut PgConnection,
+    sandbox: &SchemaName,
+    trace: &mut Tracer,
+) -> Result<(Transaction<'c, Postgres>, i32, String), LabError> {
+    let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
+    trace.sql(Actor::Service, "BEGIN", &[], done(), TxState::Open);
+    let (_, backend_pid, xid): (String, i32, String) = sqlx::query_as(ENTER_SANDBOX)
+        .bind(sandbox.as_str())
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(LabError::from_sqlx)?;
+    let values = vec![sandbox.to_string(), backend_pid.to_string(), xid.clone()];
+    trace.sql(
+        Actor::Playground,
+        ENTER_SANDBOX,
+        &[sandbox.as_str()],
+        Answer::Values { values },
+        TxState::Open,
+    );
+    Ok((tx, backend_pid, xid))
+}
+
+/// What a refused INSERT means for the lesson: a duplicate event, a payload PostgreSQL will
+/// not cast to jsonb, or another failure.
+pub fn insert_refusal(err: &sqlx::Error) -> OutcomeId {
+    match sqlstate(err).as_deref() {
+        Some("23505") => OutcomeId::InsertConflict,
+        Some(code) if code.starts_with("22") => OutcomeId::InvalidPayload,
+        _ => OutcomeId::InsertFailed,
+    }
+}
+
 /// A statement's result: rows affected, or PostgreSQL's refusal (the connection is fine).
 type StatementResult = Result<u64, sqlx::Error>;
 
 /// Runs one statement of the function, through `tx` or — the mistake — through the pool in a
 /// transaction of its own that commits at once.
-async fn statement(
+pub(super) async fn statement(
     tx: &mut Transaction<'_, Postgres>,
     outside: bool,
     place: Place<'_>,
@@ -202,13 +221,8 @@ async fn outbox_steps(
     let inserted = match statement(&mut tx, insert_outside, place, insert, &params, trace).await? {
         Ok(n) => n == 1,
         Err(err) => {
-            let outcome = match sqlstate(&err).as_deref() {
-                Some("23505") => OutcomeId::InsertConflict,
-                Some(code) if code.starts_with("22") => OutcomeId::InvalidPayload,
-                _ => OutcomeId::InsertFailed,
-            };
             sandbox_tx::rollback(tx, Actor::Service, trace).await?;
-            return Ok(Stop::Returned(lost(outcome)));
+            return Ok(Stop::Returned(lost(insert_refusal(&err))));
         }
     };
 

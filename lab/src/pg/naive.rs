@@ -7,11 +7,11 @@ use crate::catalog::{CrashPoint, Mode, OutcomeId, names::TICKET_ID};
 use crate::input::AttemptSpec;
 use crate::outcome::Actor;
 
-use super::attempt::{GUARDED_UPDATE, Place, Stop, commit};
+use super::attempt::{GUARDED_UPDATE, Place, Stop, commit, statement};
 use super::broker;
 use super::error::LabError;
 use super::sandbox_tx;
-use super::trace::{Tracer, rows};
+use super::trace::Tracer;
 
 /// The naive function after BEGIN: UPDATE, then COMMIT and publish in the mode's order.
 pub async fn naive_steps(
@@ -20,19 +20,9 @@ pub async fn naive_steps(
     spec: &AttemptSpec,
     trace: &mut Tracer,
 ) -> Result<Stop, LabError> {
-    let updated = sqlx::query(GUARDED_UPDATE)
-        .bind(TICKET_ID)
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| LabError::in_sandbox(e, place.sandbox.as_str()))?
-        .rows_affected();
-    trace.sql(
-        Actor::Service,
-        GUARDED_UPDATE,
-        &[TICKET_ID],
-        rows(updated),
-        crate::outcome::TxState::Open,
-    );
+    let updated = statement(&mut tx, false, place, GUARDED_UPDATE, &[TICKET_ID], trace)
+        .await?
+        .map_err(|e| LabError::in_sandbox(e, place.sandbox.as_str()))?;
     if updated != 1 {
         sandbox_tx::rollback(tx, Actor::Service, trace).await?;
         return Ok(Stop::Returned(OutcomeId::GuardRejected));

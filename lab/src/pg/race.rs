@@ -4,15 +4,17 @@
 
 use std::time::{Duration, Instant};
 
-use sqlx::{Connection, PgPool, Postgres, Transaction};
+use sqlx::{PgPool, Postgres, Transaction};
 
 use crate::catalog::{Mistake, OutcomeId, names::TICKET_ID};
 use crate::input::{AttemptSpec, Mistakes};
 use crate::model;
 use crate::outcome::{Actor, Answer, Lane, LockWaitSeen, Sent, TxState};
 
-use super::attempt::{ENTER_SANDBOX, GUARDED_UPDATE, INSERT_OUTBOX, UNGUARDED_UPDATE};
-use super::error::{LabError, sqlstate};
+use super::attempt::{
+    GUARDED_UPDATE, INSERT_OUTBOX, UNGUARDED_UPDATE, begin_in_sandbox, insert_refusal,
+};
+use super::error::LabError;
 use super::names::SchemaName;
 use super::sandbox_tx;
 use super::trace::{Tracer, answer_of, done, rows};
@@ -45,8 +47,8 @@ pub async fn run(
     let mut tb = Tracer::lane(start, Lane::B);
     let mut conn_a = pool.acquire().await.map_err(LabError::from_sqlx)?;
     let mut conn_b = pool.acquire().await.map_err(LabError::from_sqlx)?;
-    let (mut tx_a, _) = begin(&mut conn_a, sandbox, &mut ta).await?;
-    let (mut tx_b, pid_b) = begin(&mut conn_b, sandbox, &mut tb).await?;
+    let (mut tx_a, _, _) = begin_in_sandbox(&mut conn_a, sandbox, &mut ta).await?;
+    let (mut tx_b, pid_b, _) = begin_in_sandbox(&mut conn_b, sandbox, &mut tb).await?;
 
     let a_updated = run_update(&mut tx_a, update, sandbox, &mut ta, false).await?;
     let mut lock_wait = None;
@@ -95,30 +97,6 @@ pub async fn run(
         lock_wait,
         trace: Tracer::merge(start, vec![ta, tb]),
     })
-}
-
-async fn begin<'c>(
-    conn: &'c mut sqlx::PgConnection,
-    sandbox: &SchemaName,
-    trace: &mut Tracer,
-) -> Result<(Transaction<'c, Postgres>, i32), LabError> {
-    let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
-    trace.sql(Actor::Service, "BEGIN", &[], done(), TxState::Open);
-    let (_, pid, xid): (String, i32, String) = sqlx::query_as(ENTER_SANDBOX)
-        .bind(sandbox.as_str())
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(LabError::from_sqlx)?;
-    trace.sql(
-        Actor::Playground,
-        ENTER_SANDBOX,
-        &[sandbox.as_str()],
-        Answer::Values {
-            values: vec![sandbox.to_string(), pid.to_string(), xid],
-        },
-        TxState::Open,
-    );
-    Ok((tx, pid))
 }
 
 async fn run_update(
@@ -174,10 +152,7 @@ async fn insert_and_commit(
                 TxState::Failed,
             );
             sandbox_tx::rollback(tx, Actor::Service, trace).await?;
-            return Ok(match sqlstate(&err).as_deref() {
-                Some("23505") => OutcomeId::InsertConflict,
-                _ => OutcomeId::InsertFailed,
-            });
+            return Ok(insert_refusal(&err));
         }
         Err(err) => return Err(LabError::from_sqlx(err)),
     }
