@@ -3,6 +3,7 @@
 
 use http::StatusCode;
 use leptos_i18n::td_string;
+use outbox_lab::catalog::{CommitFate, CrashPoint, Mistake, Mode};
 use outbox_lab::input::InputError;
 use outbox_lab::pg::LabError;
 
@@ -65,10 +66,12 @@ impl ApiError {
         let l = crate::locale::current();
         let message = match &err {
             InputError::UnknownCrashPoint(v) => {
-                td_string!(l, errors.unknown_crash_point, value = v).to_string()
+                let allowed = ids(CrashPoint::ALL.iter().map(|c| c.id()));
+                td_string!(l, errors.unknown_crash_point, value = v, allowed = allowed).to_string()
             }
             InputError::UnknownCommitFate(v) => {
-                td_string!(l, errors.unknown_commit_fate, value = v).to_string()
+                let allowed = ids(CommitFate::ALL.iter().map(|f| f.id()));
+                td_string!(l, errors.unknown_commit_fate, value = v, allowed = allowed).to_string()
             }
             InputError::EmptyEventId => td_string!(l, errors.empty_event_id).to_owned(),
             InputError::EventIdTooLong => td_string!(l, errors.event_id_too_long).to_owned(),
@@ -76,17 +79,16 @@ impl ApiError {
                 td_string!(l, errors.event_id_control_char).to_owned()
             }
             InputError::PayloadTooLong => td_string!(l, errors.payload_too_long).to_owned(),
-            InputError::UnknownMode(v) => td_string!(l, errors.unknown_mode, value = v).to_string(),
+            InputError::UnknownMode(v) => {
+                let allowed = ids(Mode::ALL.iter().map(|m| m.id()));
+                td_string!(l, errors.unknown_mode, value = v, allowed = allowed).to_string()
+            }
             InputError::UnknownMistake(v) => {
-                td_string!(l, errors.unknown_mistake, value = v).to_string()
+                let allowed = ids(Mistake::ALL.iter().map(|m| m.id()));
+                td_string!(l, errors.unknown_mistake, value = v, allowed = allowed).to_string()
             }
             InputError::CrashPointNotInMode { mode, crash } => {
-                let allowed = mode
-                    .crash_points()
-                    .iter()
-                    .map(|c| c.id())
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let allowed = ids(mode.crash_points().iter().map(|c| c.id()));
                 let mode = crate::texts::mode_label(l, *mode);
                 let crash = crate::texts::crash_label(l, *crash);
                 td_string!(
@@ -109,6 +111,11 @@ impl ApiError {
         };
         ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, err.code(), message)
     }
+}
+
+/// Catalogue ids as an error message lists them.
+fn ids<'a>(ids: impl Iterator<Item = &'a str>) -> String {
+    ids.collect::<Vec<_>>().join(", ")
 }
 
 /// Sets the status of the response being built — except for a form a browser posted without
