@@ -8,6 +8,7 @@
 pub mod api;
 pub mod app;
 mod components;
+pub mod links;
 pub mod locale;
 mod pages;
 mod texts;

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod embed;
+pub mod form_redirect;
 pub mod headers;
 pub mod routes;
 pub mod upkeep;

@@ -62,6 +62,9 @@ pub fn router(state: ServerState) -> Router {
             state.clone(),
             crate::embed::ensure_frame_sandbox,
         ))
+        .layer(axum::middleware::from_fn(
+            crate::form_redirect::back_to_page,
+        ))
         .layer(axum::middleware::from_fn(headers::cache_control))
         .layer(csp)
         .layer(CompressionLayer::new())

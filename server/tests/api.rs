@@ -99,6 +99,44 @@ async fn reopen_and_reset_answer_reports(_pool: PgPoolOptions, opts: PgConnectOp
 }
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn a_form_post_returns_to_its_page_without_the_links_presets(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let app = app(opts);
+    let page = "http://127.0.0.1:3000/?mode=naive&crash=after_commit&autorun=1&lang=en";
+    let html = [("accept", "text/html"), ("referer", page)];
+    let done = post(&app, "/api/attempt", "crash=after_update", &html).await;
+    assert!(done.status.is_redirection(), "{}", done.status);
+    // Kept, `autorun=1` would run the link's attempt again over the learner's.
+    assert_eq!(
+        done.location.as_deref(),
+        Some("http://127.0.0.1:3000/?lang=en")
+    );
+
+    // A refusal travels in the address, for the page to show.
+    let cookie = cookie_pair(&done.cookie.expect("a sandbox cookie"));
+    let refused = post(
+        &app,
+        "/api/attempt",
+        "crash=nowhere",
+        &[
+            ("accept", "text/html"),
+            ("referer", page),
+            ("cookie", &cookie),
+        ],
+    )
+    .await;
+    let location = refused.location.expect("a redirect");
+    assert!(
+        location.starts_with("http://127.0.0.1:3000/?lang=en&"),
+        "{location}"
+    );
+    assert!(location.contains("__err="), "{location}");
+    assert!(!location.contains("autorun"), "{location}");
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
 async fn the_health_check_answers_200(_pool: PgPoolOptions, opts: PgConnectOptions) {
     let app = app(opts);
     let response = app

@@ -19,6 +19,7 @@ use crate::components::outcome::Outcome;
 use crate::components::tables::Tables;
 use crate::components::trace::Trace;
 use crate::i18n::*;
+use crate::links::param;
 
 #[component]
 pub fn PlaygroundPage() -> impl IntoView {
@@ -98,11 +99,11 @@ pub struct Preset {
 impl Preset {
     pub fn from_query(q: &leptos_router::params::ParamsMap) -> Self {
         Preset {
-            mode: q.get("mode"),
-            mistakes: q.get("mistakes"),
-            crash: q.get("crash"),
-            commit_fate: q.get("commit_fate"),
-            autorun: q.get("autorun").as_deref() == Some("1"),
+            mode: q.get(param::MODE),
+            mistakes: q.get(param::MISTAKES),
+            crash: q.get(param::CRASH),
+            commit_fate: q.get(param::COMMIT_FATE),
+            autorun: q.get(param::AUTORUN).as_deref() == Some("1"),
         }
     }
 

@@ -38,6 +38,7 @@ pub fn app(opts: PgConnectOptions) -> Router {
 pub struct Answer {
     pub status: StatusCode,
     pub cookie: Option<String>,
+    pub location: Option<String>,
     pub json: Value,
 }
 
@@ -56,8 +57,10 @@ pub async fn post_raw(
 ) -> Answer {
     let mut request = Request::post(path)
         .header(header::CONTENT_TYPE, content_type)
-        .header(header::CONTENT_LENGTH, body.len())
-        .header(header::ACCEPT, "application/json");
+        .header(header::CONTENT_LENGTH, body.len());
+    if !extra.iter().any(|(k, _)| k.eq_ignore_ascii_case("accept")) {
+        request = request.header(header::ACCEPT, "application/json");
+    }
     for (k, v) in extra {
         request = request.header(*k, *v);
     }
@@ -74,11 +77,17 @@ pub async fn post_raw(
         .filter_map(|v| v.to_str().ok())
         .find(|v| v.starts_with("sandbox="))
         .map(str::to_owned);
+    let location = response
+        .headers()
+        .get(header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let body = response.into_body().collect().await.unwrap().to_bytes();
     let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
     Answer {
         status,
         cookie,
+        location,
         json,
     }
 }
