@@ -21,7 +21,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <AutoReload options=options.clone() />
                 // The site files carry content hashes in their names (hash-files).
                 <HashedStylesheet options=options.clone() id="leptos" />
-                <HydrationScripts options />
+                <HydrationScripts options islands=true />
                 <MetaTags />
             </head>
             <body>
@@ -38,7 +38,6 @@ pub fn App() -> impl IntoView {
         // The server alone picks the language (`?lang=`, then our `lang` cookie); leptos_i18n's
         // own cookie would let an earlier choice override a link's `?lang=`.
         <I18nContextProvider enable_cookie=false ssr_lang_header_getter=language_source()>
-            <HydrationMarker />
             <Router>
                 <Routes fallback=|| view! { <p>"404"</p> }>
                     <Route path=path!("") view=PlaygroundPage ssr=SsrMode::Async />
@@ -73,15 +72,4 @@ fn language_source() -> leptos_i18n::context::UseLocalesOptions {
     {
         leptos_i18n::context::UseLocalesOptions::default()
     }
-}
-
-/// Marks `<html data-hydrated>` once the WebAssembly is live (effects run only in the
-/// browser), so tests and styles can tell a hydrated page from server HTML.
-#[component]
-fn HydrationMarker() -> impl IntoView {
-    Effect::new(move |_| {
-        if let Some(root) = document().document_element() {
-            let _ = root.set_attribute("data-hydrated", "true");
-        }
-    });
 }

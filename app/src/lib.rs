@@ -1,5 +1,5 @@
-//! The playground's UI: one page (and later an embed) rendered on the server and hydrated in
-//! the browser, plus the server functions it calls. Texts come from `locales/*.json` through
+//! The playground's UI: a page and an embed rendered on the server, with the controls hydrated
+//! in the browser as an island, plus the server functions the forms post to. Texts come from `locales/*.json` through
 //! the generated `i18n` module.
 
 // Leptos' typed views nest deeply; the default limit is too small for the page.
@@ -8,6 +8,7 @@
 pub mod api;
 pub mod app;
 mod components;
+mod enhance;
 pub mod links;
 pub mod locale;
 mod pages;
@@ -22,5 +23,6 @@ include!(concat!(env!("OUT_DIR"), "/i18n/mod.rs"));
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(app::App);
+    // Islands: only the controls are interactive; the rest of the page is server HTML.
+    leptos::mount::hydrate_islands();
 }

@@ -73,6 +73,17 @@ test.describe("JavaScript off", () => {
     await expect(page.locator("section.outcome .error")).toHaveAttribute("data-code", "crash_point_not_in_mode");
   });
 
+  test("after an action, a link's autorun does not run again", async ({ page }) => {
+    await page.goto("/?crash=after_commit&autorun=1&lang=ru");
+    await expect(page.locator("section.outcome")).toHaveAttribute("data-outcome", "committed_then_crashed");
+    await pressNoJs(page, "reset");
+    // Back on the page without the link's presets: the reset stands.
+    await expect(page.locator("section.outcome")).toHaveAttribute("data-action", "reset");
+    expect(new URL(page.url()).search).toBe("?lang=ru");
+    const db = await expectPageMatchesDatabase(page);
+    expect(db.outbox).toEqual([]);
+  });
+
   test("the race and the comparison work with plain form posts", async ({ page }) => {
     await page.goto("/?lang=en");
     const race = page.getByRole("button", { name: text("en", "controls.race"), exact: true });
@@ -88,6 +99,40 @@ test.describe("JavaScript off", () => {
       "intent_without_status",
     );
   });
+});
+
+test("with JavaScript an action updates the page in place, and the new controls are live", async ({ page }) => {
+  // Narrow, so the form's button is well below the top of the page.
+  await page.setViewportSize({ width: 360, height: 640 });
+  await openHydrated(page, "/?lang=en");
+  // Marks that a new document (a reload) or a new live region would not carry.
+  await page.evaluate(() => {
+    (window as any).samePage = true;
+    (document.querySelector("section.outcome [aria-live]") as any).sameRegion = true;
+  });
+  await page.locator('input[name="crash"][value="after_commit"]').check();
+  const submit = page.locator("#attempt-form button[type=submit]");
+  await submit.focus();
+  const scrolled = await page.evaluate(() => window.scrollY);
+  expect(scrolled).toBeGreaterThan(0);
+  await page.keyboard.press("Enter");
+  await expect(page.locator("section.outcome")).toHaveAttribute("data-outcome", "committed_then_crashed");
+  await expectPageMatchesDatabase(page);
+  expect(await page.evaluate(() => (window as any).samePage)).toBe(true);
+  const region = await page.evaluate(
+    () => (document.querySelector("section.outcome [aria-live]") as any).sameRegion,
+  );
+  expect(region).toBe(true);
+  expect(await page.evaluate(() => window.scrollY)).toBe(scrolled);
+  await expect(submit).toBeFocused();
+  await expect(submit).toBeEnabled();
+  await expect(submit).toHaveText(text("en", "controls.submit"));
+
+  // The form keeps the learner's choice, and the controls the server sent again react.
+  await expect(page.locator('input[name="crash"][value="after_commit"]')).toBeChecked();
+  await page.locator('input[name="mode"][value="naive"]').check();
+  await expect(page.locator('input[name="crash"][value="after_insert"]')).toBeDisabled();
+  await expect(page.locator("#permalink")).toHaveValue(/\?mode=naive&crash=after_commit&lang=en$/);
 });
 
 for (const [lang, where] of LANGS.flatMap((l) => [[l, "/"], [l, "/embed"]] as const)) {

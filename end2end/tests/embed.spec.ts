@@ -1,7 +1,7 @@
 import { expect, test } from "@playwright/test";
 import * as fs from "fs";
 import * as path from "path";
-import { openHydrated, text } from "./helpers";
+import { expectPageMatchesDatabase, openHydrated, text } from "./helpers";
 
 /** A course site on another origin; the test command lets it frame the playground
  *  (PLAYGROUND_FRAME_ANCESTORS). The page itself is the shipped fixture. */
@@ -90,6 +90,11 @@ test("a link presets the controls, autorun runs it, and the link can be copied",
   await page.getByRole("button", { name: text("en", "controls.copy_link"), exact: true }).click();
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   expect(copied).toMatch(/\?mode=naive&crash=none&lang=en$/);
+
+  // An action returns to the page without the link's presets: autorun does not run again.
+  await page.getByRole("button", { name: text("en", "controls.reset"), exact: true }).click();
+  await expect(page.locator("section.outcome")).toHaveAttribute("data-action", "reset");
+  expect((await expectPageMatchesDatabase(page)).outbox).toEqual([]);
 });
 
 test("site files are compressed and the hashed ones cached for a year", async ({ page, baseURL }) => {

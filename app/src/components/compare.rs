@@ -9,7 +9,7 @@ use outbox_lab::catalog::{CommitFate, CrashPoint, Mode, WRONG_WAYS};
 use outbox_lab::input::Mistakes;
 use outbox_lab::outcome::{CompareReport, Report};
 
-use crate::api::{ApiError, Compare};
+use crate::api::Compare;
 use crate::components::tables::Tables;
 use crate::i18n::*;
 use crate::texts::{self, Tone};
@@ -27,21 +27,10 @@ fn way_value(mode: Mode, mistakes: &[outbox_lab::catalog::Mistake]) -> String {
 pub fn ComparePanel(initial: Option<CompareReport>) -> impl IntoView {
     let l = use_i18n().get_locale_untracked();
     let action = ServerAction::<Compare>::new();
-    let result = RwSignal::new(initial);
-    let error = RwSignal::new(None::<ApiError>);
-    // A form posted without JavaScript comes back with its error in the URL.
-    if let Some(Err(e)) = action.value().get_untracked() {
-        error.set(Some(e));
-    }
-    Effect::new(move |_| match action.value().get() {
-        Some(Ok(r)) => {
-            result.set(Some(r));
-            error.set(None);
-        }
-        Some(Err(e)) => error.set(Some(e)),
-        None => {}
-    });
-    let busy = action.pending();
+    // Rendered on the server only (see `enhance`): the result is the kept comparison, and a
+    // refused post comes back with its error in the URL.
+    let result = Signal::stored(initial);
+    let error = Signal::stored(action.value().get_untracked().and_then(Result::err));
 
     let way_options = WRONG_WAYS
         .iter()
@@ -77,18 +66,16 @@ pub fn ComparePanel(initial: Option<CompareReport>) -> impl IntoView {
                     <span>{td_string!(l, controls.fate_legend)}</span>
                     <select name="commit_fate">{fate_options}</select>
                 </label>
-                <button type="submit" class="primary" disabled=move || busy.get()>
-                    {move || {
-                        if busy.get() {
-                            td_string!(l, compare.busy)
-                        } else {
-                            td_string!(l, compare.submit)
-                        }
-                    }}
+                <button
+                    type="submit"
+                    class="primary"
+                    data-busy-label=td_string!(l, compare.busy)
+                >
+                    {td_string!(l, compare.submit)}
                 </button>
             </ActionForm>
             <div role="status" aria-live="polite" aria-atomic="true" class="compare-news">
-                {crate::components::error_line::error_line(error.into())}
+                {crate::components::error_line::error_line(error)}
                 {move || match result.get() {
                     None => {
                         Either::Left(

@@ -1,8 +1,14 @@
 //! The attempt's settings and the action buttons. Every control is a plain form field posted
 //! to a server function, so the page also works without JavaScript.
+//!
+//! This is the page's one island: the only part the WebAssembly hydrates. It keeps the form
+//! honest while the learner edits it (crash points that the chosen mode lacks are disabled,
+//! the commit fate only matters for a lost reply) and keeps the shareable link in step. The
+//! forms post like plain HTML forms; the page's script (`enhance.rs`) sends them in the
+//! background and swaps in the server's new page, so the WebAssembly never needs the report.
 
-use leptos::form::ActionForm;
 use leptos::prelude::*;
+use leptos::server_fn::ServerFn;
 use leptos_i18n::td_string;
 use outbox_lab::catalog::{CommitFate, CrashPoint, Mistake, Mode, WRONG_WAYS};
 use outbox_lab::input::Mistakes;
@@ -12,17 +18,15 @@ use crate::api::{Attempt, Race, Reconcile, Reopen, Reset};
 use crate::i18n::*;
 use crate::texts;
 
-#[component]
+#[island]
 pub fn Controls(
-    attempt: ServerAction<Attempt>,
-    reset: ServerAction<Reset>,
-    reopen: ServerAction<Reopen>,
-    reconcile: ServerAction<Reconcile>,
-    race: ServerAction<Race>,
-    /// The settings the form starts with (the last attempt's, or the lesson's).
+    /// The settings the form starts with (the link's, the last attempt's, or the lesson's).
     initial: AttemptSettings,
+    /// The page's language id: an island has no i18n context of its own.
+    lang: String,
 ) -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::parse(&lang).unwrap_or_default();
+    let busy = td_string!(l, controls.busy);
     let crash = RwSignal::new(initial.crash);
     let mode = RwSignal::new(initial.mode);
     let fate = RwSignal::new(initial.commit_fate);
@@ -30,13 +34,9 @@ pub fn Controls(
     let autorun = RwSignal::new(false);
     // Before hydration every field stays enabled, so the form works without JavaScript.
     let hydrated = RwSignal::new(false);
-    Effect::new(move |_| hydrated.set(true));
-    let busy = Signal::derive(move || {
-        attempt.pending().get()
-            || reset.pending().get()
-            || reopen.pending().get()
-            || reconcile.pending().get()
-            || race.pending().get()
+    Effect::new(move |_| {
+        hydrated.set(true);
+        mark_hydrated();
     });
 
     let mode_choices = Mode::ALL
@@ -124,7 +124,7 @@ pub fn Controls(
     view! {
         <section class="panel controls" aria-labelledby="controls-heading">
             <h2 id="controls-heading">{td_string!(l, controls.heading)}</h2>
-            <ActionForm action=attempt attr:id="attempt-form">
+            <form method="post" action=Attempt::url() id="attempt-form">
                 <fieldset class="mode">
                     <legend>{td_string!(l, mode.legend)}</legend>
                     {mode_choices}
@@ -188,44 +188,42 @@ pub fn Controls(
                         {td_string!(l, controls.payload_hint)}
                     </p>
                 </details>
-                <button type="submit" class="primary" disabled=move || busy.get()>
-                    {move || {
-                        if busy.get() {
-                            td_string!(l, controls.busy)
-                        } else {
-                            td_string!(l, controls.submit)
-                        }
-                    }}
+                <button
+                    type="submit"
+                    class="primary"
+                    data-busy-label=busy
+                >
+                    {td_string!(l, controls.submit)}
                 </button>
-            </ActionForm>
+            </form>
             <h3>{td_string!(l, controls.more_heading)}</h3>
             <div class="actions">
-                <ActionForm action=reconcile>
-                    <button type="submit" disabled=move || busy.get() aria-describedby="reconcile-hint">
+                <form method="post" action=Reconcile::url()>
+                    <button type="submit" aria-describedby="reconcile-hint" data-busy-label=busy>
                         {td_string!(l, controls.reconcile)}
                     </button>
-                </ActionForm>
-                <ActionForm action=reopen>
-                    <button type="submit" disabled=move || busy.get() aria-describedby="reopen-hint">
+                </form>
+                <form method="post" action=Reopen::url()>
+                    <button type="submit" aria-describedby="reopen-hint" data-busy-label=busy>
                         {td_string!(l, controls.reopen)}
                     </button>
-                </ActionForm>
-                <ActionForm action=race attr:class="race-form">
+                </form>
+                <form method="post" action=Race::url() class="race-form">
                     <label class="choice inline">
                         <input type="checkbox" name="mistakes" value="unguarded_update" />
                         <span>{td_string!(l, controls.race_unguarded)}</span>
                     </label>
-                    <button type="submit" disabled=move || busy.get() aria-describedby="race-hint">
+                    <button type="submit" aria-describedby="race-hint" data-busy-label=busy>
                         {td_string!(l, controls.race)}
                     </button>
-                </ActionForm>
-                <ActionForm action=reset>
-                    <button type="submit" disabled=move || busy.get() aria-describedby="reset-hint">
+                </form>
+                <form method="post" action=Reset::url()>
+                    <button type="submit" aria-describedby="reset-hint" data-busy-label=busy>
                         {td_string!(l, controls.reset)}
                     </button>
-                </ActionForm>
+                </form>
             </div>
-            <Permalink mode crash fate mistakes autorun hydrated />
+            <Permalink l mode crash fate mistakes autorun hydrated />
             <ul class="action-hints">
                 <li id="reconcile-hint">{td_string!(l, controls.reconcile_hint)}</li>
                 <li id="reopen-hint">{td_string!(l, controls.reopen_hint)}</li>
@@ -233,6 +231,14 @@ pub fn Controls(
                 <li id="race-hint">{td_string!(l, controls.race_hint)}</li>
             </ul>
         </section>
+    }
+}
+
+/// Marks `<html data-hydrated>` once the WebAssembly is live (effects run only in the
+/// browser), so tests and styles can tell a hydrated page from server HTML.
+fn mark_hydrated() {
+    if let Some(root) = document().document_element() {
+        let _ = root.set_attribute("data-hydrated", "true");
     }
 }
 
@@ -248,6 +254,7 @@ pub fn mistake_choices() -> Vec<&'static [Mistake]> {
 /// A link to the form's current settings, to share or to put in a course page.
 #[component]
 fn Permalink(
+    l: Locale,
     mode: RwSignal<Mode>,
     crash: RwSignal<CrashPoint>,
     fate: RwSignal<CommitFate>,
@@ -255,7 +262,6 @@ fn Permalink(
     autorun: RwSignal<bool>,
     hydrated: RwSignal<bool>,
 ) -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
     let query = move || {
         let mut q = format!("?mode={}", mode.get().id());
         let m = mistakes.get();

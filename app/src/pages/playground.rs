@@ -61,6 +61,7 @@ pub fn Playground() -> impl IntoView {
     );
     let last_compare = Resource::new(|| (), |_| api::last_compare());
     view! {
+        <div data-playground>
         <Suspense fallback=move || {
             view! { <p class="loading">{td_string!(l, loading)}</p> }
         }>
@@ -74,8 +75,6 @@ pub fn Playground() -> impl IntoView {
                             let initial = preset.settings().or_else(|| {
                                 report.attempt.clone().filter(|_| report.race.is_none())
                             });
-                            // Either, not AnyView: erasing the type would compile every view
-                            // below a second time (for async hydration) into the WASM.
                             Either::Left(view! { <Panels report compare initial /> })
                         }
                         Err(err) => Either::Right(view! { <ErrorNote err /> }),
@@ -83,6 +82,8 @@ pub fn Playground() -> impl IntoView {
                 })
             }}
         </Suspense>
+        </div>
+        <script inner_html=crate::enhance::SCRIPT></script>
     }
 }
 
@@ -129,26 +130,28 @@ impl Preset {
     }
 }
 
-/// Makes the latest answer of `$action` the page's report (or its error).
-macro_rules! follow {
-    ($action:expr, $report:expr, $error:expr) => {{
-        let action = $action;
-        // A form posted without JavaScript comes back with its error in the URL; the
-        // action already holds it while the server renders.
-        if let Some(Err(e)) = action.value().get_untracked() {
-            $error.set(Some(e));
-        }
-        Effect::new(move |_| match action.value().get() {
-            Some(Ok(report)) => {
-                $report.set(report);
-                $error.set(None);
-            }
-            Some(Err(e)) => $error.set(Some(e)),
-            None => {}
-        });
-    }};
+/// The refusal a plain form post came back with: the server function put it in the URL it
+/// redirected to, and each action reads its own.
+fn refusal() -> Option<ApiError> {
+    fn of<A>(action: ServerAction<A>) -> Option<ApiError>
+    where
+        A: leptos::server_fn::ServerFn<Output = Report, Error = ApiError>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+    {
+        action.value().get_untracked().and_then(Result::err)
+    }
+    of(ServerAction::<Race>::new())
+        .or_else(|| of(ServerAction::<Attempt>::new()))
+        .or_else(|| of(ServerAction::<Reset>::new()))
+        .or_else(|| of(ServerAction::<Reopen>::new()))
+        .or_else(|| of(ServerAction::<Reconcile>::new()))
 }
 
+/// Everything below the controls is plain server HTML: after an action the page's script
+/// swaps in the server's new rendering (see `enhance`), so none of it is hydrated.
 #[component]
 fn Panels(
     report: Report,
@@ -156,6 +159,7 @@ fn Panels(
     /// The form's starting settings: the link's, else the last attempt's, else the lesson's.
     initial: Option<AttemptSettings>,
 ) -> impl IntoView {
+    let l = use_i18n().get_locale_untracked();
     let initial = initial.unwrap_or_else(|| AttemptSettings {
         mode: Mode::Outbox,
         mistakes: Mistakes::none(),
@@ -164,24 +168,13 @@ fn Panels(
         event_id: names::EVENT_ID.to_owned(),
         payload: names::PAYLOAD.to_owned(),
     });
-    let report = RwSignal::new(report);
-    let error = RwSignal::new(None::<ApiError>);
-    let attempt = ServerAction::<Attempt>::new();
-    let reset = ServerAction::<Reset>::new();
-    let reopen = ServerAction::<Reopen>::new();
-    let reconcile = ServerAction::<Reconcile>::new();
-    let race = ServerAction::<Race>::new();
-    follow!(race, report, error);
-    follow!(attempt, report, error);
-    follow!(reset, report, error);
-    follow!(reopen, report, error);
-    follow!(reconcile, report, error);
-    let report: Signal<Report> = report.into();
+    let error = Signal::stored(refusal());
+    let report = Signal::stored(report);
     view! {
         <div class="workbench">
-            <Controls attempt reset reopen reconcile race initial />
+            <Controls initial lang=crate::locale::id(l).to_owned() />
             <div class="results">
-                <Outcome report error=error.into() />
+                <Outcome report error />
                 <Tables report />
             </div>
         </div>

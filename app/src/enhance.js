@@ -1,0 +1,120 @@
+// Progressive enhancement for the playground's forms (the page works without it).
+// A form inside [data-playground] is posted in the background exactly as the browser would
+// post it; the server function answers with a redirect back to the page, and the page's new
+// server rendering is swapped in. Scroll position, keyboard focus and the live regions stay,
+// so a screen reader hears the news and the learner keeps their place.
+(function () {
+  if (!window.fetch || !window.DOMParser || !window.FormData || !window.URLSearchParams) return;
+  var running = false;
+
+  document.addEventListener("submit", function (ev) {
+    var form = ev.target;
+    var root = form.closest && form.closest("[data-playground]");
+    if (!root || ev.defaultPrevented || form.method.toLowerCase() !== "post") return;
+    ev.preventDefault();
+    if (running) return;
+    running = true;
+    var focus = focusKey(root);
+    var buttons = showBusy(root, form);
+    var body = new URLSearchParams(new FormData(form));
+    fetch(form.action, {
+      method: "POST",
+      body: body,
+      headers: { Accept: "text/html" },
+      credentials: "same-origin",
+    })
+      .then(function (resp) {
+        return resp.text();
+      })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        var fresh = doc.querySelector("[data-playground]");
+        // Not the page (a proxy's error page, say): show whatever the server has now.
+        if (!fresh) throw new Error("no playground in the answer");
+        swap(root, fresh);
+        restoreFocus(root, focus);
+      })
+      .catch(function () {
+        window.location.reload();
+      })
+      .then(function () {
+        running = false;
+        clearBusy(buttons);
+      });
+  });
+
+  // Disables every button of the playground while an action runs; the pressed form's
+  // button says what is happening.
+  function showBusy(root, form) {
+    var buttons = Array.prototype.slice.call(root.querySelectorAll("button[type=submit]"));
+    buttons.forEach(function (b) {
+      b.disabled = true;
+    });
+    var pressed = form.querySelector("button[type=submit][data-busy-label]");
+    if (pressed) {
+      pressed.setAttribute("data-label", pressed.textContent);
+      pressed.textContent = pressed.getAttribute("data-busy-label");
+    }
+    root.setAttribute("aria-busy", "true");
+    return { root: root, buttons: buttons };
+  }
+
+  function clearBusy(state) {
+    state.root.removeAttribute("aria-busy");
+    state.buttons.forEach(function (b) {
+      if (!b.isConnected) return;
+      b.disabled = false;
+      if (b.hasAttribute("data-label")) {
+        b.textContent = b.getAttribute("data-label");
+        b.removeAttribute("data-label");
+      }
+    });
+  }
+
+  // Moves the new rendering in, but keeps each live region's own element (filled with the
+  // new content): a screen reader announces changes inside a region it knows, not a new one.
+  function swap(root, fresh) {
+    var olds = root.querySelectorAll("[aria-live]");
+    var news = fresh.querySelectorAll("[aria-live]");
+    if (olds.length === news.length) {
+      for (var i = 0; i < olds.length; i++) {
+        var o = olds[i];
+        var n = news[i];
+        o.replaceChildren.apply(o, Array.prototype.slice.call(n.childNodes));
+        n.replaceWith(o);
+      }
+    }
+    var opened = Array.prototype.map.call(root.querySelectorAll("details"), function (d) {
+      return d.open;
+    });
+    root.replaceChildren.apply(root, Array.prototype.slice.call(fresh.childNodes));
+    root.querySelectorAll("details").forEach(function (d, i) {
+      if (opened[i]) d.open = true;
+    });
+    // The controls are an island: hydrate the new copy once the WebAssembly is there (if
+    // it is still loading, it hydrates whatever the page holds when it arrives).
+    if (window.__hydrateIsland) {
+      root.querySelectorAll("leptos-island").forEach(function (el) {
+        window.__hydrateIsland(el, el.dataset.component);
+      });
+    }
+  }
+
+  // Remembers where keyboard focus was, as a selector that also finds it in the new page.
+  function focusKey(root) {
+    var el = document.activeElement;
+    if (!el || !root.contains(el)) return null;
+    if (el.id) return "#" + CSS.escape(el.id);
+    var form = el.form;
+    if (form && form.getAttribute("action") && el.type === "submit") {
+      return 'form[action="' + CSS.escape(form.getAttribute("action")) + '"] button[type=submit]';
+    }
+    return null;
+  }
+
+  function restoreFocus(root, key) {
+    if (!key) return;
+    var el = root.querySelector(key);
+    if (el) el.focus({ preventScroll: true });
+  }
+})();
