@@ -4,10 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The name carries a content hash (hash-files): take the newest build.
 WASM="${1:-$(ls -t target/site/pkg/outbox-playground*.wasm 2>/dev/null | head -n 1)}"
-# The target is 300 KB (issue 5). The gate stops growth, not the target: 425 KB before the
-# wrong ways' UI, 540 KB after it and the course-page features, 451 KB once views stopped
-# being type-erased (AnyView compiles every view below it twice, for async hydration).
-BUDGET_GZIP_KB="${WASM_BUDGET_GZIP_KB:-470}"
+# The budget is issue 5's: 300 KB gzip (aim: 250). Only the controls are an island, so the
+# WASM holds them and the framework's hydration runtime: about 98 KB. With the whole page
+# hydrated it was 451 KB (every view plus the report's JSON decoders).
+BUDGET_GZIP_KB="${WASM_BUDGET_GZIP_KB:-300}"
 [ -n "$WASM" ] && [ -f "$WASM" ] || { echo "no WASM in target/site/pkg: build the release site first" >&2; exit 1; }
 # Node's zlib has both codecs; no extra tool needed.
 node - "$WASM" "$BUDGET_GZIP_KB" <<'JS'
