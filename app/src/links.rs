@@ -1,5 +1,9 @@
 //! The page's address as a link carries settings in it, and the address a form post returns to.
 
+use outbox_lab::catalog::{CommitFate, CrashPoint, Mode};
+
+use crate::i18n::Locale;
+
 /// The query parameters that preset the attempt form (`autorun=1` also runs it on load).
 pub mod param {
     pub const MODE: &str = "mode";
@@ -7,6 +11,43 @@ pub mod param {
     pub const CRASH: &str = "crash";
     pub const COMMIT_FATE: &str = "commit_fate";
     pub const AUTORUN: &str = "autorun";
+}
+
+/// What a link to the form's settings says.
+pub struct Link {
+    pub mode: Mode,
+    /// Comma-separated mistake ids, as the form's select holds them.
+    pub mistakes: String,
+    pub crash: CrashPoint,
+    pub commit_fate: CommitFate,
+    pub autorun: bool,
+    pub lang: Locale,
+}
+
+/// The query of a link to `link` (`?mode=…&lang=…`). It names only what matters for the
+/// settings: mistakes in outbox mode, the commit fate for a lost COMMIT reply.
+pub fn query(link: &Link) -> String {
+    let mut q = format!("?{}={}", param::MODE, link.mode.id());
+    if link.mode == Mode::Outbox && !link.mistakes.is_empty() {
+        q.push_str(&format!("&{}={}", param::MISTAKES, link.mistakes));
+    }
+    q.push_str(&format!("&{}={}", param::CRASH, link.crash.id()));
+    if link.crash == CrashPoint::CommitReplyLost {
+        q.push_str(&format!(
+            "&{}={}",
+            param::COMMIT_FATE,
+            link.commit_fate.id()
+        ));
+    }
+    if link.autorun {
+        q.push_str(&format!("&{}=1", param::AUTORUN));
+    }
+    q.push_str(&format!(
+        "&{}={}",
+        crate::locale::LANG_PARAM,
+        crate::locale::id(link.lang)
+    ));
+    q
 }
 
 /// Where a plain form post goes back to: the page it came from (the server function's
@@ -50,7 +91,28 @@ pub fn page_after_action(location: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::page_after_action;
+    use super::*;
+
+    #[test]
+    fn a_link_names_only_the_settings_that_matter() {
+        let mut link = Link {
+            mode: Mode::Naive,
+            mistakes: "unguarded_update".to_owned(),
+            crash: CrashPoint::AfterCommit,
+            commit_fate: CommitFate::Applied,
+            autorun: false,
+            lang: Locale::en,
+        };
+        assert_eq!(query(&link), "?mode=naive&crash=after_commit&lang=en");
+        link.mode = Mode::Outbox;
+        link.crash = CrashPoint::CommitReplyLost;
+        link.autorun = true;
+        assert_eq!(
+            query(&link),
+            "?mode=outbox&mistakes=unguarded_update&crash=commit_reply_lost\
+             &commit_fate=applied&autorun=1&lang=en"
+        );
+    }
 
     #[test]
     fn drops_the_presets_and_keeps_the_rest() {

@@ -42,19 +42,15 @@ pub fn Controls(
     let mode_choices = Mode::ALL
         .iter()
         .map(|&m| {
-            view! {
-                <label class="choice">
-                    <input
-                        type="radio"
-                        name="mode"
-                        value=m.id()
-                        checked=m == initial.mode
-                        on:change=move |_| mode.set(m)
-                    />
-                    <span>{texts::mode_label(l, m)}</span>
-                    <span class="hint">{texts::mode_hint(l, m)}</span>
-                </label>
-            }
+            let text = (texts::mode_label(l, m), texts::mode_hint(l, m));
+            radio(
+                "mode",
+                m.id(),
+                m == initial.mode,
+                text,
+                || false,
+                move || mode.set(m),
+            )
         })
         .collect_view();
     let chosen_mistakes = initial.mistakes.ids();
@@ -86,38 +82,31 @@ pub fn Controls(
     let crash_choices = CrashPoint::ALL
         .iter()
         .map(|&c| {
-            view! {
-                <label class="choice">
-                    <input
-                        type="radio"
-                        name="crash"
-                        value=c.id()
-                        checked=c == initial.crash
-                        disabled=move || hydrated.get() && !mode.get().has_crash_point(c)
-                        on:change=move |_| crash.set(c)
-                    />
-                    <span>{texts::crash_label(l, c)}</span>
-                    <span class="hint">{texts::crash_hint(l, c)}</span>
-                </label>
-            }
+            let text = (texts::crash_label(l, c), texts::crash_hint(l, c));
+            let absent = move || hydrated.get() && !mode.get().has_crash_point(c);
+            radio(
+                "crash",
+                c.id(),
+                c == initial.crash,
+                text,
+                absent,
+                move || crash.set(c),
+            )
         })
         .collect_view();
     let fate_choices = CommitFate::ALL
         .iter()
         .map(|&f| {
-            view! {
-                <label class="choice">
-                    <input
-                        type="radio"
-                        name="commit_fate"
-                        value=f.id()
-                        checked=f == initial.commit_fate
-                        on:change=move |_| fate.set(f)
-                    />
-                    <span>{texts::fate_label(l, f)}</span>
-                    <span class="hint">{texts::fate_hint(l, f)}</span>
-                </label>
-            }
+            let text = (texts::fate_label(l, f), texts::fate_hint(l, f));
+            let chosen = f == initial.commit_fate;
+            radio(
+                "commit_fate",
+                f.id(),
+                chosen,
+                text,
+                || false,
+                move || fate.set(f),
+            )
         })
         .collect_view();
 
@@ -234,6 +223,31 @@ pub fn Controls(
     }
 }
 
+/// One radio button of a choice, with its label and hint (`text`).
+fn radio(
+    name: &'static str,
+    value: &'static str,
+    checked: bool,
+    text: (&'static str, &'static str),
+    disabled: impl Fn() -> bool + Send + Sync + 'static,
+    select: impl Fn() + 'static,
+) -> impl IntoView {
+    view! {
+        <label class="choice">
+            <input
+                type="radio"
+                name=name
+                value=value
+                checked=checked
+                disabled=disabled
+                on:change=move |_| select()
+            />
+            <span>{text.0}</span>
+            <span class="hint">{text.1}</span>
+        </label>
+    }
+}
+
 /// Marks `<html data-hydrated>` once the WebAssembly is live (effects run only in the
 /// browser), so tests and styles can tell a hydrated page from server HTML.
 fn mark_hydrated() {
@@ -263,20 +277,14 @@ fn Permalink(
     hydrated: RwSignal<bool>,
 ) -> impl IntoView {
     let query = move || {
-        let mut q = format!("?mode={}", mode.get().id());
-        let m = mistakes.get();
-        if mode.get() == Mode::Outbox && !m.is_empty() {
-            q.push_str(&format!("&mistakes={m}"));
-        }
-        q.push_str(&format!("&crash={}", crash.get().id()));
-        if crash.get() == CrashPoint::CommitReplyLost {
-            q.push_str(&format!("&commit_fate={}", fate.get().id()));
-        }
-        if autorun.get() {
-            q.push_str("&autorun=1");
-        }
-        q.push_str(&format!("&lang={}", crate::locale::id(l)));
-        q
+        crate::links::query(&crate::links::Link {
+            mode: mode.get(),
+            mistakes: mistakes.get(),
+            crash: crash.get(),
+            commit_fate: fate.get(),
+            autorun: autorun.get(),
+            lang: l,
+        })
     };
     // The server does not know the address the learner sees; the browser fills it in.
     let url = move || {
