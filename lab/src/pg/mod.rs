@@ -4,8 +4,9 @@
 //! - [`crash`]: killing a connection without a goodbye, and proving the backend is gone.
 //! - [`wire_fault`]: a TCP relay that loses a COMMIT or its reply.
 //! - [`sandbox`], [`names`]: per-learner schemas, their registry and identifiers.
-//! - [`runner`]: [`Lab`], every learner action answered by a report.
+//! - [`runner`]: [`Lab`], the façade every action goes through; `actions`: one file per action.
 
+mod actions;
 pub mod attempt;
 pub mod broker;
 pub mod crash;

@@ -1,0 +1,255 @@
+//! The lesson's attempt as an action: the function of `attempt.rs` on a pooled connection, or
+//! on a connection of its own when its process dies or its network fails; then the retry of
+//! the mistake `new_event_id_on_retry`.
+
+use sqlx::postgres::PgSslMode;
+use sqlx::{Connection, PgConnection};
+
+use crate::catalog::{ActionKind, CommitFate, Mistake, OutcomeId};
+use crate::input::AttemptSpec;
+use crate::model;
+use crate::outcome::{Actor, Answer, Report, Sent, TxState};
+
+use super::super::attempt::{self, Place, Stop};
+use super::super::crash;
+use super::super::error::LabError;
+use super::super::names::SchemaName;
+use super::super::runner::{Lab, Pending, PendingAttempt};
+use super::super::trace::Tracer;
+use super::super::wire_fault::{CommitFault, Relay, Upstream};
+
+impl Lab {
+    /// Runs the lesson's transaction with the requested crash point.
+    pub async fn attempt(
+        &self,
+        sandbox: &SchemaName,
+        spec: &AttemptSpec,
+    ) -> Result<Report, LabError> {
+        self.locked(sandbox, self.attempt_locked(sandbox, spec))
+            .await
+    }
+
+    async fn attempt_locked(
+        &self,
+        sandbox: &SchemaName,
+        spec: &AttemptSpec,
+    ) -> Result<Report, LabError> {
+        let before = self.snapshot(sandbox).await?;
+        let expected = model::predict_attempt(&before, spec);
+        let mut trace = Tracer::new();
+        let place = Place {
+            pool: self.pool(),
+            sandbox,
+        };
+        let attempted = if spec.crash.kills_process() {
+            self.attempt_on_own_connection(sandbox, spec, &mut trace)
+                .await?
+        } else {
+            let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
+            attempt::resolve_ticket(&mut conn, place, spec, &mut trace).await?
+        };
+        let outcome = match attempted.stop {
+            Stop::Returned(o) | Stop::Crash(o) => o,
+            Stop::CommitUnanswered if spec.mistakes.has(Mistake::NewEventIdOnRetry) => {
+                self.retry_with_fresh_id(place, spec, &attempted.xid, &mut trace)
+                    .await?
+            }
+            Stop::CommitUnanswered => OutcomeId::CommitUnknown,
+        };
+        let pending = PendingAttempt {
+            xid: attempted.xid,
+            settings: spec.settings(),
+            before: before.clone(),
+        };
+        self.finish(
+            sandbox,
+            ActionKind::Attempt,
+            Some(spec.settings()),
+            before,
+            trace,
+            Some(outcome),
+            expected,
+            Pending::Set(pending),
+            |_| {},
+        )
+        .await
+    }
+
+    /// The mistake `new_event_id_on_retry`: the client takes the unknown COMMIT for a failure
+    /// and runs the function again with a fresh event_id.
+    async fn retry_with_fresh_id(
+        &self,
+        place: Place<'_>,
+        spec: &AttemptSpec,
+        first_xid: &str,
+        trace: &mut Tracer,
+    ) -> Result<OutcomeId, LabError> {
+        const XACT_STATUS: &str = "SELECT pg_xact_status($1::xid8)";
+        let retry = spec.fresh_id_retry();
+        trace.push(
+            Actor::Service,
+            Sent::RetryWithNewId {
+                event_id: retry.event_id.as_str().to_owned(),
+            },
+            Answer::Nothing,
+            TxState::Idle,
+        );
+        let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
+        let again = attempt::resolve_ticket(&mut conn, place, &retry, trace).await?;
+        drop(conn);
+        let outcome = match again.stop {
+            Stop::Returned(o) | Stop::Crash(o) => o,
+            Stop::CommitUnanswered => OutcomeId::CommitUnknown,
+        };
+        Ok(match outcome {
+            OutcomeId::GuardRejected => OutcomeId::RetryRefused,
+            OutcomeId::Committed | OutcomeId::CommittedSilently => {
+                // Did the first COMMIT apply after all? The client cannot tell; the playground
+                // asks PostgreSQL, to name what the retry did.
+                let status: Option<String> = sqlx::query_scalar(XACT_STATUS)
+                    .bind(first_xid)
+                    .fetch_one(self.pool())
+                    .await
+                    .map_err(LabError::from_sqlx)?;
+                let values = vec![status.clone().unwrap_or_else(|| "NULL".into())];
+                trace.sql(
+                    Actor::Playground,
+                    XACT_STATUS,
+                    &[first_xid],
+                    Answer::Values { values },
+                    TxState::Idle,
+                );
+                if status.as_deref() == Some("committed") {
+                    OutcomeId::RetryDuplicated
+                } else {
+                    OutcomeId::RetryCommitted
+                }
+            }
+            other => other,
+        })
+    }
+
+    /// An attempt whose process dies (or whose network fails) gets a connection of its own,
+    /// so killing it never touches the pool.
+    async fn attempt_on_own_connection(
+        &self,
+        sandbox: &SchemaName,
+        spec: &AttemptSpec,
+        trace: &mut Tracer,
+    ) -> Result<attempt::Attempted, LabError> {
+        let _slot = self
+            .inner
+            .crash_slots
+            .acquire()
+            .await
+            .map_err(|_| LabError::Config("the runner is shutting down".into()))?;
+        let relay = if spec.crash.needs_relay() {
+            Some(self.start_relay(spec.commit_fate).await?)
+        } else {
+            None
+        };
+        let options = match &relay {
+            Some(relay) => self
+                .inner
+                .connect
+                .clone()
+                .host("127.0.0.1")
+                .port(relay.port())
+                .ssl_mode(PgSslMode::Disable),
+            None => self.inner.connect.clone(),
+        };
+        let mut conn = PgConnection::connect_with(&options)
+            .await
+            .map_err(LabError::from_sqlx)?;
+        let place = Place {
+            pool: self.pool(),
+            sandbox,
+        };
+        let attempted = attempt::resolve_ticket(&mut conn, place, spec, trace).await?;
+        match attempted.stop {
+            Stop::Returned(_) => {
+                // The function returned before its crash point: the process lives on.
+                conn.close().await.map_err(LabError::from_sqlx)?;
+            }
+            Stop::Crash(_) => {
+                let tx = trace_tx_after_crash(trace);
+                crash::kill(conn).await;
+                trace.push(Actor::Service, Sent::ProcessCrashed, Answer::Nothing, tx);
+                self.observe_backend_exit(attempted.backend_pid, tx, trace)
+                    .await?;
+            }
+            Stop::CommitUnanswered => {
+                drop(conn);
+                if let Some(relay) = relay {
+                    let seen = relay
+                        .finish(self.config().backend_exit_timeout)
+                        .await
+                        .map_err(LabError::Relay)?;
+                    tracing::debug!(?seen, "relay finished");
+                }
+                trace.push(
+                    Actor::Network,
+                    Sent::ConnectionCut,
+                    Answer::Nothing,
+                    TxState::Unknown,
+                );
+                // The client still does not know; the trace must not tell either.
+                self.observe_backend_exit(attempted.backend_pid, TxState::Unknown, trace)
+                    .await?;
+            }
+        }
+        Ok(attempted)
+    }
+
+    async fn start_relay(&self, fate: CommitFate) -> Result<Relay, LabError> {
+        let c = &self.inner.connect;
+        if c.get_socket().is_some()
+            || matches!(
+                c.get_ssl_mode(),
+                PgSslMode::Require | PgSslMode::VerifyCa | PgSslMode::VerifyFull
+            )
+        {
+            return Err(LabError::RelayUnsupported);
+        }
+        let fault = match fate {
+            CommitFate::Applied => CommitFault::DropReply,
+            CommitFate::NotApplied => CommitFault::DropCommit,
+            CommitFate::Random if rand::random::<bool>() => CommitFault::DropReply,
+            CommitFate::Random => CommitFault::DropCommit,
+        };
+        let upstream = Upstream {
+            host: c.get_host().to_owned(),
+            port: c.get_port(),
+        };
+        Relay::start(upstream, fault).await.map_err(LabError::Relay)
+    }
+
+    /// Waits until PostgreSQL's backend of a dead connection exits, and records it.
+    async fn observe_backend_exit(
+        &self,
+        pid: i32,
+        tx_before: TxState,
+        trace: &mut Tracer,
+    ) -> Result<(), LabError> {
+        crash::wait_until_gone(self.pool(), pid, self.config().backend_exit_timeout).await?;
+        let tx = match tx_before {
+            TxState::Abandoned => TxState::RolledBack,
+            other => other,
+        };
+        trace.push(
+            Actor::Postgres,
+            Sent::BackendGone { pid },
+            Answer::Nothing,
+            tx,
+        );
+        Ok(())
+    }
+}
+
+/// What the transaction was doing when the process died: open, or already committed.
+fn trace_tx_after_crash(trace: &Tracer) -> TxState {
+    match trace.last_tx() {
+        Some(TxState::Committed) | Some(TxState::Idle) => TxState::Idle,
+        _ => TxState::Abandoned,
+    }
+}

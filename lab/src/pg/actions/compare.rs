@@ -1,0 +1,84 @@
+//! The comparison: the same attempt the outbox way and a wrong way, in two sandboxes that
+//! belong to the learner's.
+
+use crate::catalog::{CommitFate, Setup};
+use crate::compare;
+use crate::input::AttemptSpec;
+use crate::outcome::{CompareReport, Report};
+
+use super::super::error::LabError;
+use super::super::names::SchemaName;
+use super::super::runner::Lab;
+use super::super::sandbox;
+
+impl Lab {
+    /// Runs `spec` (a wrong way) and its outbox counterpart side by side, each in a sandbox of
+    /// its own that belongs to the learner's `main` sandbox, from the same starting state.
+    pub async fn compare(
+        &self,
+        main: &SchemaName,
+        spec: &AttemptSpec,
+    ) -> Result<CompareReport, LabError> {
+        self.locked(main, self.compare_locked(main, spec)).await
+    }
+
+    async fn compare_locked(
+        &self,
+        main: &SchemaName,
+        spec: &AttemptSpec,
+    ) -> Result<CompareReport, LabError> {
+        let (left, right) = match sandbox::compare_pair(self.pool(), main).await? {
+            Some(pair) => pair,
+            None => {
+                let (_, left) = self.claim_sandbox().await?;
+                let (_, right) = self.claim_sandbox().await?;
+                sandbox::set_compare_pair(self.pool(), main, &left, &right).await?;
+                (left, right)
+            }
+        };
+        // Both sides must meet the same network: a random fate is drawn once for both.
+        let mut spec = spec.clone();
+        if spec.commit_fate == CommitFate::Random {
+            spec.commit_fate = if rand::random::<bool>() {
+                CommitFate::Applied
+            } else {
+                CommitFate::NotApplied
+            };
+        }
+        let spec = &spec;
+        let setup = compare::setup_for(&spec.mistakes);
+        let outbox = self
+            .compare_side(&left, setup, &spec.outbox_counterpart())
+            .await?;
+        let wrong = self.compare_side(&right, setup, spec).await?;
+        let report = CompareReport {
+            setup,
+            difference: compare::difference(&outbox, &wrong),
+            outbox,
+            wrong,
+        };
+        sandbox::save_compare(self.pool(), main, &report).await?;
+        Ok(report)
+    }
+
+    async fn compare_side(
+        &self,
+        sandbox: &SchemaName,
+        setup: Setup,
+        spec: &AttemptSpec,
+    ) -> Result<Report, LabError> {
+        self.reset(sandbox).await?;
+        if let Some(earlier) = compare::setup_attempt(setup, spec) {
+            self.attempt(sandbox, &earlier).await?;
+        }
+        if setup == Setup::ResolvedThenReopened {
+            self.reopen(sandbox).await?;
+        }
+        self.attempt(sandbox, spec).await
+    }
+
+    /// The learner's last comparison, if any (and if it still reads).
+    pub async fn last_compare(&self, main: &SchemaName) -> Result<Option<CompareReport>, LabError> {
+        sandbox::last_compare(self.pool(), main).await
+    }
+}

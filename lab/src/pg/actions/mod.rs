@@ -1,0 +1,9 @@
+//! One learner action per file, each an `impl Lab` block: what the action runs, and how its
+//! report is built. The façade ([`super::runner::Lab`]) holds what they share: the pools, the
+//! sandbox lock, and judging a report against the model before keeping it.
+
+mod attempt;
+mod compare;
+mod race;
+mod reconcile;
+mod reset;

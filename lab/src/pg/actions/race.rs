@@ -1,0 +1,54 @@
+//! The race as an action: two requests on two connections (see `pg::race`), judged and kept.
+
+use crate::catalog::ActionKind;
+use crate::input::Mistakes;
+use crate::model;
+use crate::outcome::{RaceReport, Report};
+
+use super::super::error::LabError;
+use super::super::names::SchemaName;
+use super::super::race;
+use super::super::runner::{Lab, Pending};
+
+impl Lab {
+    /// Two requests resolve ticket-42 at the same moment, on two connections.
+    pub async fn race(
+        &self,
+        sandbox: &SchemaName,
+        mistakes: &Mistakes,
+    ) -> Result<Report, LabError> {
+        self.locked(sandbox, self.race_locked(sandbox, mistakes))
+            .await
+    }
+
+    async fn race_locked(
+        &self,
+        sandbox: &SchemaName,
+        mistakes: &Mistakes,
+    ) -> Result<Report, LabError> {
+        let before = self.snapshot(sandbox).await?;
+        let expected = model::predict_race(&before, mistakes);
+        let limit = self.config().backend_exit_timeout;
+        let raced = race::run(self.pool(), sandbox, mistakes, limit).await?;
+        let (a_spec, b_spec) = model::race_specs(mistakes);
+        let race = RaceReport {
+            a: raced.a,
+            b: raced.b,
+            a_event_id: a_spec.event_id.as_str().to_owned(),
+            b_event_id: b_spec.event_id.as_str().to_owned(),
+            lock_wait: raced.lock_wait,
+        };
+        self.finish(
+            sandbox,
+            ActionKind::Race,
+            Some(a_spec.settings()),
+            before,
+            raced.trace,
+            Some(model::race_outcome(raced.a, raced.b)),
+            expected,
+            Pending::Clear,
+            |r| r.race = Some(race),
+        )
+        .await
+    }
+}
