@@ -85,7 +85,7 @@ impl ApiError {
 /// The learner's tables and the last action's report (what the page shows on load).
 #[server(prefix = "/api", endpoint = "current")]
 pub async fn current() -> Result<Report, ApiError> {
-    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+    crate::backend::session::in_existing_sandbox(no_sandbox_yet, |lab, sandbox| async move {
         lab.current_report(&sandbox).await
     })
     .await
@@ -94,10 +94,21 @@ pub async fn current() -> Result<Report, ApiError> {
 /// The report without acting.
 #[server(prefix = "/api", endpoint = "snapshot")]
 pub async fn snapshot() -> Result<Report, ApiError> {
-    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+    crate::backend::session::in_existing_sandbox(no_sandbox_yet, |lab, sandbox| async move {
         lab.snapshot_report(&sandbox).await
     })
     .await
+}
+
+/// What a learner without a sandbox sees: the lesson's initial state, which every sandbox is
+/// stamped with (`lab_template`); their own sandbox is created by their first action.
+#[cfg(feature = "ssr")]
+fn no_sandbox_yet() -> Report {
+    Report::of_snapshot(
+        String::new(),
+        outbox_lab::catalog::ActionKind::Snapshot,
+        outbox_lab::model::initial_state(),
+    )
 }
 
 /// Puts the learner's sandbox back to the lesson's initial state.
@@ -197,9 +208,10 @@ pub async fn compare(
 /// The learner's last comparison, or null.
 #[server(prefix = "/api", endpoint = "last_compare")]
 pub async fn last_compare() -> Result<Option<CompareReport>, ApiError> {
-    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
-        lab.last_compare(&sandbox).await
-    })
+    crate::backend::session::in_existing_sandbox(
+        || None,
+        |lab, sandbox| async move { lab.last_compare(&sandbox).await },
+    )
     .await
 }
 

@@ -55,15 +55,18 @@ fn language_source() -> leptos_i18n::context::UseLocalesOptions {
     {
         let chosen = crate::locale::current();
         // A `?lang=` choice is remembered for the next visit.
-        if let Some(asked) =
-            use_context::<http::request::Parts>().and_then(|p| crate::locale::from_query(&p))
-        {
-            crate::backend::cookies::set(
-                crate::locale::LANG_PARAM,
-                crate::locale::id(asked),
-                crate::backend::cookies::ONE_YEAR,
-                false,
-            );
+        let parts = use_context::<http::request::Parts>();
+        if let Some(asked) = parts.as_ref().and_then(crate::locale::from_query) {
+            let secure = use_context::<crate::backend::state::AppState>()
+                .zip(parts.as_ref())
+                .is_some_and(|(state, p)| state.web.is_https(&p.headers));
+            crate::backend::cookies::set(&crate::backend::cookies::Cookie {
+                name: crate::locale::LANG_PARAM,
+                value: crate::locale::id(asked),
+                max_age_secs: crate::backend::cookies::ONE_YEAR,
+                http_only: false,
+                secure,
+            });
         }
         leptos_i18n::context::UseLocalesOptions::default()
             .ssr_lang_header_getter(move || Some(crate::locale::id(chosen).to_owned()))

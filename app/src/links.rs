@@ -50,19 +50,61 @@ pub fn query(link: &Link) -> String {
     q
 }
 
+/// Where a form was posted from, as the address it posted to says: an embed's forms post to
+/// `/api/…?s=<frame token>&lang=…`, so that the frame's sandbox and language survive a
+/// browser that sends no Referer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ActionOrigin {
+    pub frame_token: Option<String>,
+    pub lang: Option<String>,
+}
+
+impl ActionOrigin {
+    pub fn from_query(query: &str) -> Self {
+        let value = |name: &str| {
+            query
+                .split('&')
+                .filter_map(|pair| pair.split_once('='))
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        ActionOrigin {
+            frame_token: value(FRAME_TOKEN),
+            lang: value(crate::locale::LANG_PARAM),
+        }
+    }
+
+    /// The address a form of this page posts to: the server function's, plus the frame's token
+    /// and language inside an embed.
+    pub fn action_url(&self, server_fn_url: &str) -> String {
+        let Some(token) = &self.frame_token else {
+            return server_fn_url.to_owned();
+        };
+        let mut url = format!("{server_fn_url}?{FRAME_TOKEN}={token}");
+        if let Some(lang) = &self.lang {
+            url.push_str(&format!("&{}={lang}", crate::locale::LANG_PARAM));
+        }
+        url
+    }
+}
+
+/// The query parameter of an embed's sandbox token (see the server's session module).
+const FRAME_TOKEN: &str = "s";
+const EMBED_PATH: &str = "/embed";
+
 /// Where a plain form post goes back to: the page it came from (the server function's
 /// redirect to the Referer), without the link's presets. Those describe how the page first
 /// opened; kept, they would run `autorun` again after every action and put the form back to
 /// the link's settings instead of the learner's. The language, the embed's sandbox token and
-/// the server function's error stay.
-pub fn page_after_action(location: &str) -> String {
+/// the server function's error stay. A post from an embed goes back to its frame (its token
+/// and language from the address it posted to) even when the Referer was withheld.
+pub fn page_after_action(location: &str, from: &ActionOrigin) -> String {
     let (rest, fragment) = match location.split_once('#') {
         Some((rest, fragment)) => (rest, Some(fragment)),
         None => (location, None),
     };
-    let Some((path, query)) = rest.split_once('?') else {
-        return location.to_owned();
-    };
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
     let presets = [
         param::MODE,
         param::MISTAKES,
@@ -70,14 +112,30 @@ pub fn page_after_action(location: &str) -> String {
         param::COMMIT_FATE,
         param::AUTORUN,
     ];
-    let kept: Vec<&str> = query
+    let key_of = |pair: &str| pair.split_once('=').map_or(pair, |(k, _)| k).to_owned();
+    let mut kept: Vec<String> = query
         .split('&')
-        .filter(|pair| {
-            let key = pair.split_once('=').map_or(*pair, |(k, _)| k);
-            !pair.is_empty() && !presets.contains(&key)
-        })
+        .filter(|pair| !pair.is_empty() && !presets.contains(&key_of(pair).as_str()))
+        .map(str::to_owned)
         .collect();
-    let mut out = path.to_owned();
+    let mut path = path.to_owned();
+    if let Some(token) = &from.frame_token {
+        // Scheme and host (if any) stay; the page is the frame's.
+        let origin_end = path.find("://").map_or(0, |i| {
+            path[i + 3..].find('/').map_or(path.len(), |j| i + 3 + j)
+        });
+        path.truncate(origin_end);
+        path.push_str(EMBED_PATH);
+        kept.retain(|pair| key_of(pair) != FRAME_TOKEN);
+        kept.insert(0, format!("{FRAME_TOKEN}={token}"));
+        let has_lang = kept
+            .iter()
+            .any(|pair| key_of(pair) == crate::locale::LANG_PARAM);
+        if let (Some(lang), false) = (&from.lang, has_lang) {
+            kept.insert(1, format!("{}={lang}", crate::locale::LANG_PARAM));
+        }
+    }
+    let mut out = path;
     if !kept.is_empty() {
         out.push('?');
         out.push_str(&kept.join("&"));
@@ -114,28 +172,51 @@ mod tests {
         );
     }
 
+    fn main_page(location: &str) -> String {
+        page_after_action(location, &ActionOrigin::default())
+    }
+
     #[test]
     fn drops_the_presets_and_keeps_the_rest() {
         assert_eq!(
-            page_after_action(
-                "http://h:3000/embed?mode=naive&crash=after_commit&autorun=1&lang=en&s=abc"
-            ),
+            main_page("http://h:3000/embed?mode=naive&crash=after_commit&autorun=1&lang=en&s=abc"),
             "http://h:3000/embed?lang=en&s=abc"
         );
         assert_eq!(
-            page_after_action("/?crash=none&mistakes=a,b&commit_fate=applied&__path=x&__err=y"),
+            main_page("/?crash=none&mistakes=a,b&commit_fate=applied&__path=x&__err=y"),
             "/?__path=x&__err=y"
         );
     }
 
     #[test]
     fn leaves_addresses_without_presets_alone() {
-        assert_eq!(page_after_action("/"), "/");
-        assert_eq!(page_after_action("/?lang=ru"), "/?lang=ru");
-        assert_eq!(page_after_action("/?autorun=1#x"), "/#x");
+        assert_eq!(main_page("/"), "/");
+        assert_eq!(main_page("/?lang=ru"), "/?lang=ru");
+        assert_eq!(main_page("/?autorun=1#x"), "/#x");
+        assert_eq!(main_page("/?crashed=1&&lang=en"), "/?crashed=1&lang=en");
+    }
+
+    #[test]
+    fn an_embeds_post_goes_back_to_its_frame_without_a_referer() {
+        let from = ActionOrigin::from_query("s=abc&lang=en");
+        assert_eq!(from.action_url("/api/reset"), "/api/reset?s=abc&lang=en");
+        // No Referer: the framework sends the browser to "/" (with the error, if any).
+        assert_eq!(page_after_action("/", &from), "/embed?s=abc&lang=en");
         assert_eq!(
-            page_after_action("/?crashed=1&&lang=en"),
-            "/?crashed=1&lang=en"
+            page_after_action("/?__path=x&__err=y", &from),
+            "/embed?s=abc&lang=en&__path=x&__err=y"
+        );
+        // With a Referer the frame's own address stays, presets dropped, token the action's.
+        assert_eq!(
+            page_after_action(
+                "http://h:3000/embed?crash=none&autorun=1&lang=ru&s=abc",
+                &from
+            ),
+            "http://h:3000/embed?s=abc&lang=ru"
+        );
+        assert_eq!(
+            ActionOrigin::default().action_url("/api/reset"),
+            "/api/reset"
         );
     }
 }

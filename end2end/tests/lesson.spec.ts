@@ -7,6 +7,7 @@ import {
   openHydrated,
   press,
   text,
+  ticketStatus,
 } from "./helpers";
 
 const PAYLOAD_NOT_JSON = '{"event_id": "event-ticket-900", oops';
@@ -158,8 +159,14 @@ test("two learners never see each other's rows", async ({ browser }) => {
   await openHydrated(bob, "/?lang=en");
   await attempt(alice, { crash: "none" }, "committed");
 
+  // Looking costs nothing: Bob has no sandbox until he acts, and sees the initial state.
   await bob.reload();
   await expect(bob.locator("html")).toHaveAttribute("data-hydrated", "true");
+  await expect(bob.locator("[data-sandbox]")).toHaveAttribute("data-sandbox", "");
+  await expect(ticketStatus(bob)).toHaveText("open");
+  await press(bob, "en", "reset");
+  await expect(bob.locator("section.outcome")).toHaveAttribute("data-action", "reset");
+
   const aliceDb = await expectPageMatchesDatabase(alice);
   const bobDb = await expectPageMatchesDatabase(bob);
   expect(aliceDb.tickets[0].status).toBe("resolved");

@@ -89,6 +89,9 @@ for (const lang of LANGS) {
 
     test("the compare view puts the outbox beside Trace A and says what differs", async ({ page }) => {
       await openHydrated(page, `/?lang=${lang}`);
+      // The learner's own sandbox comes with their first action.
+      await page.getByRole("button", { name: text(lang, "controls.reset"), exact: true }).click();
+      await expect(page.locator("section.outcome")).toHaveAttribute("data-action", "reset");
       const mainBefore = await dbCounts(await sandboxIn(page, "section.tables"));
       const form = page.locator("#compare-form");
 

@@ -89,6 +89,34 @@ catalogue_enum! {
 }
 
 catalogue_enum! {
+    /// A step of the service's function, as the timeline draws it and the trace groups it.
+    pub enum Step {
+        /// BEGIN, and the playground's plumbing that points the lesson's SQL at the sandbox.
+        Begin = "begin",
+        /// The (guarded) UPDATE of ticket-42.
+        Update = "update",
+        /// The INSERT of the outbox row.
+        Insert = "insert",
+        /// COMMIT.
+        Commit = "commit",
+        /// Trace A: the event sent straight to Kafka (and applied by History).
+        Publish = "publish",
+        /// Not drawn: the process has died; what PostgreSQL does about it by itself.
+        Crash = "crash",
+        /// Not drawn: the client's retry with a fresh event_id (a mistake).
+        Retry = "retry",
+    }
+}
+
+/// A place on a mode's timeline: a step of the function, or the gap after a step where the
+/// process may die.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    Step(Step),
+    Crash(CrashPoint),
+}
+
+catalogue_enum! {
     /// What the network does to a COMMIT whose reply is lost (`commit_reply_lost` only).
     pub enum CommitFate {
         /// COMMIT reaches PostgreSQL and is applied; only the reply is lost.
@@ -291,6 +319,56 @@ impl Mode {
         self.crash_points().contains(&crash)
     }
 
+    /// The function of this mode as the timeline draws it, in the order the code runs: its
+    /// steps, and between them the gaps where the process can die. "No crash" sits after
+    /// the last slot; a lost COMMIT reply is drawn on the COMMIT step ([`Mode::mark_on`]).
+    pub fn timeline(self) -> &'static [Slot] {
+        use CrashPoint as C;
+        use Slot::{Crash, Step as S};
+        match self {
+            Mode::Outbox => &[
+                S(Step::Begin),
+                S(Step::Update),
+                Crash(C::AfterUpdate),
+                S(Step::Insert),
+                Crash(C::AfterInsert),
+                S(Step::Commit),
+                Crash(C::AfterCommit),
+            ],
+            Mode::Naive => &[
+                S(Step::Begin),
+                S(Step::Update),
+                Crash(C::AfterUpdate),
+                S(Step::Commit),
+                Crash(C::AfterCommit),
+                S(Step::Publish),
+            ],
+            Mode::NaivePublishFirst => &[
+                S(Step::Begin),
+                S(Step::Update),
+                Crash(C::AfterUpdate),
+                S(Step::Publish),
+                Crash(C::AfterPublish),
+                S(Step::Commit),
+                Crash(C::AfterCommit),
+            ],
+        }
+    }
+
+    /// The crash point drawn on a step itself: the COMMIT whose reply is lost.
+    pub fn mark_on(self, step: Step) -> Option<CrashPoint> {
+        (step == Step::Commit && self.has_crash_point(CrashPoint::CommitReplyLost))
+            .then_some(CrashPoint::CommitReplyLost)
+    }
+
+    /// The steps of this mode's function, in order.
+    pub fn steps(self) -> impl Iterator<Item = Step> {
+        self.timeline().iter().filter_map(|slot| match slot {
+            Slot::Step(step) => Some(*step),
+            Slot::Crash(_) => None,
+        })
+    }
+
     /// Whether the service writes Kafka itself (Trace A) rather than an outbox row.
     pub const fn publishes_directly(self) -> bool {
         !matches!(self, Mode::Outbox)
@@ -382,6 +460,28 @@ mod tests {
     fn serde_uses_the_stable_ids() {
         let json = serde_json::to_string(&CrashPoint::CommitReplyLost).unwrap();
         assert_eq!(json, "\"commit_reply_lost\"");
+    }
+
+    #[test]
+    fn every_crash_point_of_a_mode_is_drawn_once_on_its_timeline() {
+        for &mode in Mode::ALL {
+            let mut drawn = vec![CrashPoint::None];
+            for slot in mode.timeline() {
+                match *slot {
+                    Slot::Crash(c) => drawn.push(c),
+                    Slot::Step(step) => drawn.extend(mode.mark_on(step)),
+                }
+            }
+            drawn.sort_by_key(|c| c.id());
+            let mut offered = mode.crash_points().to_vec();
+            offered.sort_by_key(|c| c.id());
+            assert_eq!(drawn, offered, "{mode}");
+        }
+        let steps: Vec<_> = Mode::Naive.steps().collect();
+        assert_eq!(
+            steps,
+            [Step::Begin, Step::Update, Step::Commit, Step::Publish]
+        );
     }
 
     #[test]

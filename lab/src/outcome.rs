@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{ActionKind, CommitFate, CrashPoint, Difference, Mode, OutcomeId, Setup};
+use crate::catalog::{
+    ActionKind, CommitFate, CrashPoint, Difference, Mode, OutcomeId, Setup, Step,
+};
 use crate::input::Mistakes;
 
 /// A row of `tickets`.
@@ -160,6 +162,10 @@ pub struct TraceStep {
     /// When the answer came, for a statement that waited (`at_us` is when it was sent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answered_us: Option<u64>,
+    /// The step of the service's function this belongs to (for the timeline and the trace's
+    /// grouping); none outside the function (reset, reconcile…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<Step>,
 }
 
 /// The settings of one resolve attempt, echoed in its report.

@@ -16,6 +16,8 @@ pub struct Config {
     pub reap_every: Duration,
     /// `PLAYGROUND_FRAME_ANCESTORS`: origins that may embed the playground in a frame.
     pub frame_ancestors: crate::headers::FrameAncestors,
+    /// How the server is reached: its public origin, and which proxy headers to trust.
+    pub web: app::backend::request::WebSettings,
 }
 
 /// A setting that is present but unusable.
@@ -51,6 +53,20 @@ impl Config {
                 per_second: positive("PLAYGROUND_RATE_PER_SECOND", defaults.rate.per_second)?,
                 burst: positive("PLAYGROUND_RATE_BURST", defaults.rate.burst)?,
             },
+            claims_per_client: RateLimit {
+                per_second: positive(
+                    "PLAYGROUND_NEW_SANDBOXES_PER_MINUTE",
+                    defaults.claims_per_client.per_second * 60.0,
+                )? / 60.0,
+                burst: positive(
+                    "PLAYGROUND_NEW_SANDBOXES_BURST",
+                    defaults.claims_per_client.burst,
+                )?,
+            },
+            recycle_after: Duration::from_secs(number(
+                "PLAYGROUND_RECYCLE_AFTER_SECS",
+                defaults.recycle_after.as_secs(),
+            )?),
             ..defaults
         };
         Ok(Config {
@@ -63,7 +79,37 @@ impl Config {
                 Ok(raw) => crate::headers::FrameAncestors::parse(&raw)?,
                 Err(_) => crate::headers::FrameAncestors::same_origin(),
             },
+            web: web_settings()?,
         })
+    }
+}
+
+fn web_settings() -> Result<app::backend::request::WebSettings, ConfigError> {
+    let public_origin = match std::env::var("PLAYGROUND_PUBLIC_URL") {
+        Err(_) => None,
+        Ok(raw) => Some(app::backend::request::origin_of(raw.trim()).ok_or_else(|| {
+            ConfigError::new(
+                "PLAYGROUND_PUBLIC_URL",
+                "an http(s) URL like https://playground.example.org",
+                &raw,
+            )
+        })?),
+    };
+    Ok(app::backend::request::WebSettings {
+        public_origin,
+        client_ip_header: header_name("PLAYGROUND_CLIENT_IP_HEADER")?,
+        proto_header: header_name("PLAYGROUND_PROTO_HEADER")?,
+    })
+}
+
+/// A header name from the environment (`X-Forwarded-For`), if the variable is set.
+fn header_name(name: &'static str) -> Result<Option<http::HeaderName>, ConfigError> {
+    match std::env::var(name) {
+        Err(_) => Ok(None),
+        Ok(raw) if raw.trim().is_empty() => Ok(None),
+        Ok(raw) => http::HeaderName::from_bytes(raw.trim().as_bytes())
+            .map(Some)
+            .map_err(|_| ConfigError::new(name, "an HTTP header name", &raw)),
     }
 }
 

@@ -1,5 +1,6 @@
 //! A plain form post (no JavaScript, or the page's background post) is answered by the server
-//! function with a redirect back to the page; this takes the link's presets out of it.
+//! function with a redirect back to the page; this takes the link's presets out of it, and
+//! sends an embed's post back to its own frame even when the browser sent no Referer.
 
 use axum::body::Body;
 use axum::http::{HeaderValue, Request, header};
@@ -9,6 +10,12 @@ use axum::response::Response;
 /// Rewrites the `Location` of a server function's redirect (see `app::links`).
 pub async fn back_to_page(request: Request<Body>, next: Next) -> Response {
     let is_api = request.uri().path().starts_with("/api/");
+    // An embed's forms post to `/api/…?s=…&lang=…`: the frame to return to.
+    let posted_from = request
+        .uri()
+        .query()
+        .map(app::links::ActionOrigin::from_query)
+        .unwrap_or_default();
     let mut response = next.run(request).await;
     if !is_api || !response.status().is_redirection() {
         return response;
@@ -17,7 +24,7 @@ pub async fn back_to_page(request: Request<Body>, next: Next) -> Response {
         .headers()
         .get(header::LOCATION)
         .and_then(|v| v.to_str().ok())
-        .map(app::links::page_after_action)
+        .map(|location| app::links::page_after_action(location, &posted_from))
         .and_then(|location| HeaderValue::from_str(&location).ok());
     if let Some(location) = rewritten {
         response.headers_mut().insert(header::LOCATION, location);

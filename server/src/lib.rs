@@ -4,8 +4,10 @@
 #![recursion_limit = "256"]
 
 pub mod config;
+pub mod cross_site;
 pub mod embed;
 pub mod form_redirect;
 pub mod headers;
 pub mod routes;
+pub mod unknown_fields;
 pub mod upkeep;

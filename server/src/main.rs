@@ -37,13 +37,15 @@ async fn main() -> anyhow::Result<()> {
 
     let app = router(ServerState {
         leptos,
-        app: AppState { lab: lab.clone() },
+        app: AppState::new(lab.clone(), config.web.clone()),
         frame_ancestors: config.frame_ancestors.clone(),
     });
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
     tracing::info!("listening on http://{addr}");
+    // The peer's address pays for new sandboxes (unless a trusted proxy header names it).
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await

@@ -56,17 +56,28 @@ pub fn router(state: ServerState) -> Router {
             },
         )
         .fallback(leptos_axum::file_and_error_handler::<ServerState, _>(shell))
-        // For every route: leptos_routes registers each server function at its own path.
-        .layer(RequestBodyLimitLayer::new(API_BODY_LIMIT))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            crate::embed::ensure_frame_sandbox,
+        // For every route (leptos_routes registers each server function at its own path).
+        // The last layer added sees a request first: the cross-site check comes before
+        // anything reads a body or looks a sandbox up.
+        .layer(axum::middleware::from_fn(
+            crate::unknown_fields::refuse_unknown_fields,
         ))
+        .layer(RequestBodyLimitLayer::new(API_BODY_LIMIT))
+        .layer(axum::middleware::from_fn(crate::embed::ensure_frame_token))
         .layer(axum::middleware::from_fn(
             crate::form_redirect::back_to_page,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::cross_site::refuse_cross_site,
+        ))
         .layer(axum::middleware::from_fn(headers::cache_control))
         .layer(csp)
+        // The embed's token is in its URL: never hand that URL to another site.
+        .layer(SetResponseHeaderLayer::overriding(
+            http::header::REFERRER_POLICY,
+            http::HeaderValue::from_static("same-origin"),
+        ))
         .layer(CompressionLayer::new())
         .with_state(state)
 }
@@ -77,23 +88,17 @@ async fn server_fn(State(state): State<ServerState>, request: Request<Body>) -> 
 
 /// 200 when PostgreSQL answers within a second, 503 otherwise.
 async fn healthz(State(state): State<ServerState>) -> impl IntoResponse {
-    let ping = tokio::time::timeout(Duration::from_secs(1), state.app.lab.ping()).await;
-    match ping {
-        Ok(Ok(())) => (
+    match state.app.lab.ping(Duration::from_secs(1)).await {
+        Ok(()) => (
             StatusCode::OK,
             axum::Json(serde_json::json!({"status": "ok"})),
         ),
-        Ok(Err(e)) => {
+        Err(e) => {
             tracing::warn!(error = %e, "health check: database unavailable");
-            unavailable()
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                axum::Json(serde_json::json!({"status": "database unavailable"})),
+            )
         }
-        Err(_) => unavailable(),
     }
-}
-
-fn unavailable() -> (StatusCode, axum::Json<serde_json::Value>) {
-    (
-        StatusCode::SERVICE_UNAVAILABLE,
-        axum::Json(serde_json::json!({"status": "database unavailable"})),
-    )
 }

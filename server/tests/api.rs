@@ -175,7 +175,7 @@ async fn a_comparison_runs_beside_the_learners_sandbox_and_is_kept(
     opts: PgConnectOptions,
 ) {
     let app = app(opts);
-    let first = post(&app, "/api/snapshot", "", &[]).await;
+    let first = post(&app, "/api/reset", "", &[]).await;
     let cookie = cookie_pair(&first.cookie.expect("a sandbox cookie"));
     let none = post(&app, "/api/last_compare", "", &[("cookie", &cookie)]).await;
     assert_eq!(none.status, StatusCode::OK);

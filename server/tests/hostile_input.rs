@@ -163,6 +163,35 @@ async fn invalid_fields_are_refused_and_change_nothing(
 }
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn unknown_fields_are_refused_by_name_on_every_endpoint_and_change_nothing(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    // Each check reads the victim's sandbox once: more reads than its default request budget.
+    let config = outbox_lab::pg::LabConfig {
+        rate: outbox_lab::pg::RateLimit {
+            per_second: 1000.0,
+            burst: 1000.0,
+        },
+        ..Default::default()
+    };
+    let app = common::app_with(opts, config, Default::default());
+    let v = victim(&app).await;
+    for path in ENDPOINTS {
+        for form in [
+            "mistake=insert_outside_tx",
+            "crash=none&Crash=after_update",
+            "__proto__=1",
+            "%27%3B+DROP+TABLE+tickets%3B--=1",
+        ] {
+            let a = post(&app, path, form, &[("cookie", &v.cookie)]).await;
+            assert_refused_with(&a, StatusCode::UNPROCESSABLE_ENTITY, "unknown_field", form);
+            assert_untouched(&app, &v).await;
+        }
+    }
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
 async fn unreadable_bodies_get_a_400_in_the_learners_language(
     _pool: PgPoolOptions,
     opts: PgConnectOptions,

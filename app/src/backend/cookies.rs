@@ -18,15 +18,30 @@ pub fn get(headers: &HeaderMap, name: &str) -> Option<String> {
 /// How long the browser keeps a cookie.
 pub const ONE_YEAR: u64 = 365 * 24 * 3600;
 
-/// Adds a `Set-Cookie` header to the response being built. The value must be cookie-safe
-/// (our values are hex tokens and language ids).
-pub fn set(name: &str, value: &str, max_age_secs: u64, http_only: bool) {
+/// A cookie to set. The value must be cookie-safe (ours are hex tokens and language ids).
+pub struct Cookie<'a> {
+    pub name: &'a str,
+    pub value: &'a str,
+    pub max_age_secs: u64,
+    /// Hidden from scripts.
+    pub http_only: bool,
+    /// Sent over HTTPS only (required for a `__Host-` name).
+    pub secure: bool,
+}
+
+/// Adds a `Set-Cookie` header to the response being built. `SameSite=Lax`: a page of another
+/// site never sends it along with a form it posts here.
+pub fn set(cookie: &Cookie<'_>) {
     let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() else {
         return;
     };
-    let http_only = if http_only { "; HttpOnly" } else { "" };
-    let cookie = format!("{name}={value}; Path=/; Max-Age={max_age_secs}; SameSite=Lax{http_only}");
-    if let Ok(value) = http::HeaderValue::from_str(&cookie) {
+    let http_only = if cookie.http_only { "; HttpOnly" } else { "" };
+    let secure = if cookie.secure { "; Secure" } else { "" };
+    let line = format!(
+        "{}={}; Path=/; Max-Age={}; SameSite=Lax{http_only}{secure}",
+        cookie.name, cookie.value, cookie.max_age_secs
+    );
+    if let Ok(value) = http::HeaderValue::from_str(&line) {
         response.append_header(SET_COOKIE, value);
     }
 }

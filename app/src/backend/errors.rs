@@ -30,6 +30,11 @@ impl ApiError {
                 "sandbox_limit",
                 td_string!(l, errors.sandbox_limit),
             ),
+            LabError::SandboxRateLimited => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "sandbox_rate_limited",
+                td_string!(l, errors.sandbox_rate_limited),
+            ),
             LabError::RateLimited => (
                 StatusCode::TOO_MANY_REQUESTS,
                 "rate_limited",
@@ -111,6 +116,47 @@ impl ApiError {
         };
         ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, err.code(), message)
     }
+}
+
+impl ApiError {
+    /// A field the action does not take: refused before anything runs, so a typo (`mistake`
+    /// for `mistakes`) never silently runs the lesson's correct code instead.
+    pub fn unknown_field(l: crate::i18n::Locale, field: &str, allowed: &[&str]) -> Self {
+        let message = if allowed.is_empty() {
+            td_string!(l, errors.unknown_field_none, field = field).to_string()
+        } else {
+            let allowed = allowed.join(", ");
+            td_string!(l, errors.unknown_field, field = field, allowed = allowed).to_string()
+        };
+        ApiError {
+            code: "unknown_field".to_owned(),
+            status: StatusCode::UNPROCESSABLE_ENTITY.as_u16(),
+            message,
+        }
+    }
+}
+
+/// The refusal of a state-changing request that a page of another site sent, in `l`: the
+/// JSON error, and a short page for a browser that links back to the playground.
+pub fn cross_site(l: crate::i18n::Locale) -> (ApiError, String) {
+    let message = td_string!(l, errors.cross_site).to_owned();
+    let title = td_string!(l, errors.cross_site_title);
+    let back = td_string!(l, errors.cross_site_back);
+    let lang = crate::locale::id(l);
+    let page = format!(
+        "<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title}</title></head><body style=\"font-family: system-ui, sans-serif; \
+         max-width: 40rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5\">\
+         <h1>{title}</h1><p data-code=\"cross_site\">{message}</p>\
+         <p><a href=\"/?lang={lang}\">{back}</a></p></body></html>"
+    );
+    let error = ApiError {
+        code: "cross_site".to_owned(),
+        status: StatusCode::FORBIDDEN.as_u16(),
+        message,
+    };
+    (error, page)
 }
 
 /// Catalogue ids as an error message lists them.

@@ -3,5 +3,7 @@
 
 pub mod cookies;
 pub mod errors;
+pub mod fields;
+pub mod request;
 pub mod session;
 pub mod state;

@@ -1,7 +1,11 @@
-//! The learner's sandbox: found through the `sandbox` cookie, or claimed for a newcomer. An
-//! embedded playground carries its sandbox's token in its own URL instead (see the server's
-//! `embed` module): a third-party frame may get no cookies, and two frames on one course page
-//! must not share a sandbox.
+//! The learner's sandbox: named by the `sandbox` cookie, or — in an embedded playground — by
+//! the frame's own token (`s=` in the embed's URL and in the address of each of its forms): a
+//! third-party frame may get no cookies, and two frames on one course page must not share a
+//! sandbox.
+//!
+//! Looking costs nothing: a page view or a read-only call never creates a sandbox, it shows the
+//! lesson's initial state instead. A sandbox is claimed by the first *action*, at most one per
+//! request, paid from the client address's budget of new sandboxes.
 
 use outbox_lab::pg::{LabError, SandboxToken, SchemaName};
 
@@ -9,8 +13,10 @@ use super::cookies;
 use super::state::AppState;
 use crate::api::ApiError;
 
-/// The cookie that holds the learner's sandbox token (HttpOnly: scripts never need it).
+/// The cookie that holds the learner's sandbox token (HttpOnly: scripts never need it). Over
+/// HTTPS it is `__Host-sandbox`: Secure, and bound to the playground's own host.
 pub const SANDBOX_COOKIE: &str = "sandbox";
+pub const SECURE_SANDBOX_COOKIE: &str = "__Host-sandbox";
 /// The embed route, and the query parameter that holds an embed's sandbox token.
 pub const EMBED_PATH: &str = "/embed";
 pub const FRAME_TOKEN_PARAM: &str = "s";
@@ -24,60 +30,95 @@ pub fn query_param<'q>(query: &'q str, name: &str) -> Option<&'q str> {
         .map(|(_, v)| v)
 }
 
-/// For a request that belongs to an embed — the embed page itself, or an API call the page
-/// makes (its Referer) — the token in that URL, if any.
-fn frame_token(parts: &http::request::Parts) -> Option<Option<String>> {
-    let in_url = |path: &str, query: &str| {
-        (path == EMBED_PATH).then(|| query_param(query, FRAME_TOKEN_PARAM).map(str::to_owned))
-    };
-    if let Some(found) = in_url(parts.uri.path(), parts.uri.query().unwrap_or("")) {
-        return Some(found);
-    }
-    let referer = parts.headers.get(http::header::REFERER)?.to_str().ok()?;
-    let after_scheme = referer.split_once("://").map_or(referer, |(_, rest)| rest);
-    let path_and_query = &after_scheme[after_scheme.find('/')?..];
-    let (path, query) = path_and_query
-        .split_once('?')
-        .unwrap_or((path_and_query, ""));
-    in_url(path, query)
+/// How this request names its sandbox.
+enum Named {
+    /// An embed's frame token (from the embed page's URL, or from the address its forms post
+    /// to); `None` when the frame's URL holds no valid token.
+    Frame(Option<SandboxToken>),
+    /// The cookie's token; `None` for a newcomer (or a cookie that is not a token).
+    Cookie(Option<SandboxToken>),
 }
 
-/// The learner's sandbox for this request; a newcomer gets a fresh one and its cookie.
-pub async fn learner_sandbox(state: &AppState) -> Result<SchemaName, ApiError> {
-    let parts = leptos::prelude::use_context::<http::request::Parts>();
-    if let Some(frame) = parts.as_ref().and_then(frame_token) {
-        let gone = || ApiError::from_lab(LabError::SandboxGone("embed".to_owned()));
-        let token = frame
-            .as_deref()
-            .and_then(SandboxToken::parse)
-            .ok_or_else(gone)?;
-        return state
-            .lab
-            .find_sandbox(&token)
-            .await
-            .map_err(ApiError::from_lab)?
-            .ok_or_else(gone);
+fn named(parts: &http::request::Parts, secure: bool) -> Named {
+    let query = parts.uri.query().unwrap_or("");
+    let is_api = parts.uri.path().starts_with("/api/");
+    if parts.uri.path() == EMBED_PATH || (is_api && query_param(query, FRAME_TOKEN_PARAM).is_some())
+    {
+        return Named::Frame(query_param(query, FRAME_TOKEN_PARAM).and_then(SandboxToken::parse));
     }
-    let token = parts
-        .and_then(|parts| cookies::get(&parts.headers, SANDBOX_COOKIE))
-        .and_then(|raw| SandboxToken::parse(&raw));
-    let existing = match token {
-        Some(token) => state
-            .lab
-            .find_sandbox(&token)
-            .await
-            .map_err(ApiError::from_lab)?,
-        None => None,
+    let cookie = cookies::get(&parts.headers, sandbox_cookie(secure));
+    Named::Cookie(cookie.and_then(|raw| SandboxToken::parse(&raw)))
+}
+
+fn sandbox_cookie(secure: bool) -> &'static str {
+    if secure {
+        SECURE_SANDBOX_COOKIE
+    } else {
+        SANDBOX_COOKIE
+    }
+}
+
+fn request_parts() -> Option<http::request::Parts> {
+    leptos::prelude::use_context::<http::request::Parts>()
+}
+
+/// The learner's sandbox if they have one; never creates one. Spends one request of the
+/// sandbox's budget.
+async fn existing_sandbox(state: &AppState) -> Result<Option<SchemaName>, LabError> {
+    let Some(parts) = request_parts() else {
+        return Ok(None);
     };
-    if let Some(sandbox) = existing {
+    let secure = state.web.is_https(&parts.headers);
+    let token = match named(&parts, secure) {
+        Named::Frame(token) | Named::Cookie(token) => token,
+    };
+    match token {
+        Some(token) => state.lab.find_sandbox(&token).await,
+        None => Ok(None),
+    }
+}
+
+/// The learner's sandbox for an action; a newcomer gets one now (and, outside a frame, its
+/// cookie). An embed whose frame URL lacks a token cannot act: the page always has one.
+async fn learner_sandbox(state: &AppState) -> Result<SchemaName, LabError> {
+    let parts = request_parts();
+    let secure = parts
+        .as_ref()
+        .is_some_and(|p| state.web.is_https(&p.headers));
+    let named = parts
+        .as_ref()
+        .map_or(Named::Cookie(None), |p| named(p, secure));
+    let (token, in_frame) = match named {
+        Named::Frame(None) => return Err(LabError::SandboxGone("embed".to_owned())),
+        Named::Frame(Some(token)) => (Some(token), true),
+        Named::Cookie(token) => (token, false),
+    };
+    if let Some(token) = &token
+        && let Some(sandbox) = state.lab.find_sandbox(token).await?
+    {
         return Ok(sandbox);
     }
-    let (token, sandbox) = state
-        .lab
-        .claim_sandbox()
-        .await
-        .map_err(ApiError::from_lab)?;
-    cookies::set(SANDBOX_COOKIE, token.as_str(), cookies::ONE_YEAR, true);
+    // A frame keeps the token its URL already carries; a cookie that names no sandbox (forged,
+    // or its sandbox reaped) is replaced by a fresh token.
+    let token = match token {
+        Some(token) if in_frame => token,
+        _ => SandboxToken::generate(),
+    };
+    let client = parts
+        .as_ref()
+        .and_then(|p| state.web.client_address(p))
+        .unwrap_or_else(|| "unknown".to_owned());
+    let (token, sandbox) = state.lab.claim_sandbox_for(token, Some(&client)).await?;
+    if !in_frame {
+        let cookie = cookies::Cookie {
+            name: sandbox_cookie(secure),
+            value: token.as_str(),
+            max_age_secs: cookies::ONE_YEAR,
+            http_only: true,
+            secure,
+        };
+        cookies::set(&cookie);
+    }
     Ok(sandbox)
 }
 
@@ -89,8 +130,42 @@ where
     Fut: std::future::Future<Output = Result<T, LabError>>,
 {
     let state = AppState::get()?;
-    let sandbox = learner_sandbox(&state).await?;
-    act(state.lab.clone(), sandbox)
-        .await
-        .map_err(ApiError::from_lab)
+    watched(&state, async {
+        let sandbox = learner_sandbox(&state).await?;
+        act(state.lab.clone(), sandbox).await
+    })
+    .await
+}
+
+/// Runs `read` on the learner's sandbox if they have one, else answers `absent`: the body of
+/// every server function that only reads (a page view must not create a sandbox).
+pub async fn in_existing_sandbox<T, F, Fut>(
+    absent: impl FnOnce() -> T,
+    read: F,
+) -> Result<T, ApiError>
+where
+    F: FnOnce(outbox_lab::pg::Lab, SchemaName) -> Fut,
+    Fut: std::future::Future<Output = Result<T, LabError>>,
+{
+    let state = AppState::get()?;
+    watched(&state, async {
+        match existing_sandbox(&state).await? {
+            Some(sandbox) => read(state.lab.clone(), sandbox).await,
+            None => Ok(absent()),
+        }
+    })
+    .await
+}
+
+/// Runs a server function's body unless PostgreSQL is known to be down (then the learner is
+/// told at once, not after the pool's acquire timeout), notes an outage it meets, and maps the
+/// lab's errors at the edge.
+async fn watched<T>(
+    state: &AppState,
+    body: impl std::future::Future<Output = Result<T, LabError>>,
+) -> Result<T, ApiError> {
+    state.lab.reachable().await.map_err(ApiError::from_lab)?;
+    let result = body.await;
+    state.lab.observe(&result);
+    result.map_err(ApiError::from_lab)
 }

@@ -2,12 +2,13 @@
 //! own, with what differs stated in one sentence.
 
 use leptos::either::Either;
-use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_i18n::td_string;
 use outbox_lab::catalog::{CommitFate, CrashPoint, Mode, WRONG_WAYS};
 use outbox_lab::input::Mistakes;
 use outbox_lab::outcome::{CompareReport, Report};
+
+use leptos::server_fn::ServerFn;
 
 use crate::api::Compare;
 use crate::components::tables::Tables;
@@ -27,6 +28,7 @@ fn way_value(mode: Mode, mistakes: &[outbox_lab::catalog::Mistake]) -> String {
 pub fn ComparePanel(initial: Option<CompareReport>) -> impl IntoView {
     let l = use_i18n().get_locale_untracked();
     let action = ServerAction::<Compare>::new();
+    let origin = use_context::<crate::links::ActionOrigin>().unwrap_or_default();
     // Rendered on the server only (see `enhance`): the result is the kept comparison, and a
     // refused post comes back with its error in the URL.
     let result = Signal::stored(initial);
@@ -53,7 +55,7 @@ pub fn ComparePanel(initial: Option<CompareReport>) -> impl IntoView {
         <section class="panel compare" aria-labelledby="compare-heading">
             <h2 id="compare-heading">{td_string!(l, compare.heading)}</h2>
             <p class="intro">{td_string!(l, compare.intro)}</p>
-            <ActionForm action=action attr:id="compare-form" attr:class="compare-form">
+            <form method="post" action=origin.action_url(Compare::url()) id="compare-form" class="compare-form">
                 <label class="field">
                     <span>{td_string!(l, compare.way)}</span>
                     <select name="way">{way_options}</select>
@@ -73,7 +75,7 @@ pub fn ComparePanel(initial: Option<CompareReport>) -> impl IntoView {
                 >
                     {td_string!(l, compare.submit)}
                 </button>
-            </ActionForm>
+            </form>
             <div role="status" aria-live="polite" aria-atomic="true" class="compare-news">
                 {crate::components::error_line::error_line(error)}
                 {move || match result.get() {

@@ -24,8 +24,15 @@ pub fn Controls(
     initial: AttemptSettings,
     /// The page's language id: an island has no i18n context of its own.
     lang: String,
+    /// Inside an embed, the frame's sandbox token: every form posts it along.
+    frame: Option<String>,
 ) -> impl IntoView {
     let l = crate::locale::parse(&lang).unwrap_or_default();
+    let origin = crate::links::ActionOrigin {
+        frame_token: frame,
+        lang: Some(lang.clone()),
+    };
+    let to = move |url: &str| origin.action_url(url);
     let busy = td_string!(l, controls.busy);
     let crash = RwSignal::new(initial.crash);
     let mode = RwSignal::new(initial.mode);
@@ -113,7 +120,7 @@ pub fn Controls(
     view! {
         <section class="panel controls" aria-labelledby="controls-heading">
             <h2 id="controls-heading">{td_string!(l, controls.heading)}</h2>
-            <form method="post" action=Attempt::url() id="attempt-form">
+            <form method="post" action=to(Attempt::url()) id="attempt-form">
                 <fieldset class="mode">
                     <legend>{td_string!(l, mode.legend)}</legend>
                     {mode_choices}
@@ -187,17 +194,17 @@ pub fn Controls(
             </form>
             <h3>{td_string!(l, controls.more_heading)}</h3>
             <div class="actions">
-                <form method="post" action=Reconcile::url()>
+                <form method="post" action=to(Reconcile::url())>
                     <button type="submit" aria-describedby="reconcile-hint" data-busy-label=busy>
                         {td_string!(l, controls.reconcile)}
                     </button>
                 </form>
-                <form method="post" action=Reopen::url()>
+                <form method="post" action=to(Reopen::url())>
                     <button type="submit" aria-describedby="reopen-hint" data-busy-label=busy>
                         {td_string!(l, controls.reopen)}
                     </button>
                 </form>
-                <form method="post" action=Race::url() class="race-form">
+                <form method="post" action=to(Race::url()) class="race-form">
                     <label class="choice inline">
                         <input type="checkbox" name="mistakes" value="unguarded_update" />
                         <span>{td_string!(l, controls.race_unguarded)}</span>
@@ -206,7 +213,7 @@ pub fn Controls(
                         {td_string!(l, controls.race)}
                     </button>
                 </form>
-                <form method="post" action=Reset::url()>
+                <form method="post" action=to(Reset::url())>
                     <button type="submit" aria-describedby="reset-hint" data-busy-label=busy>
                         {td_string!(l, controls.reset)}
                     </button>

@@ -320,7 +320,16 @@ pub fn Tables(
             </div>
             <p class="sandbox">
                 {td_string!(l, sandbox_label)} ": "
-                <code data-sandbox>{move || report.read().sandbox.clone()}</code>
+                {move || {
+                    let name = report.read().sandbox.clone();
+                    if name.is_empty() {
+                        Either::Left(view! {
+                            <span data-sandbox="">{td_string!(l, sandbox_not_yet)}</span>
+                        })
+                    } else {
+                        Either::Right(view! { <code data-sandbox=name.clone()>{name.clone()}</code> })
+                    }
+                }}
             </p>
         </section>
     }

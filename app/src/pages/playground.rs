@@ -45,7 +45,17 @@ pub fn PlaygroundPage() -> impl IntoView {
 #[component]
 pub fn Playground() -> impl IntoView {
     let l = use_i18n().get_locale_untracked();
-    let preset = Preset::from_query(&use_query_map().get_untracked());
+    let query = use_query_map().get_untracked();
+    let preset = Preset::from_query(&query);
+    // Inside an embed the frame's token travels in every form's address (see `links`).
+    let in_embed = leptos_router::hooks::use_location()
+        .pathname
+        .get_untracked()
+        == "/embed";
+    provide_context(crate::links::ActionOrigin {
+        frame_token: query.get("s").filter(|_| in_embed),
+        lang: Some(crate::locale::id(l).to_owned()),
+    });
     let run = preset.autorun.then(|| preset.clone());
     let current = Resource::new(
         || (),
@@ -170,9 +180,10 @@ fn Panels(
     });
     let error = Signal::stored(refusal());
     let report = Signal::stored(report);
+    let frame = use_context::<crate::links::ActionOrigin>().and_then(|o| o.frame_token);
     view! {
         <div class="workbench">
-            <Controls initial lang=crate::locale::id(l).to_owned() />
+            <Controls initial lang=crate::locale::id(l).to_owned() frame />
             <div class="results">
                 <Outcome report error />
                 <Tables report />

@@ -5,7 +5,7 @@
 
 use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
 
-use crate::catalog::{CrashPoint, Mistake, Mode, OutcomeId, names::TICKET_ID};
+use crate::catalog::{CrashPoint, Mistake, Mode, OutcomeId, Step, names::TICKET_ID};
 use crate::input::AttemptSpec;
 use crate::outcome::{Actor, Answer, TxState};
 
@@ -84,6 +84,7 @@ pub async fn begin_in_sandbox<'c>(
     sandbox: &SchemaName,
     trace: &mut Tracer,
 ) -> Result<(Transaction<'c, Postgres>, i32, String), LabError> {
+    trace.enter(Step::Begin);
     let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
     trace.sql(Actor::Service, "BEGIN", &[], done(), TxState::Open);
     let (_, backend_pid, xid): (String, i32, String) = sqlx::query_as(ENTER_SANDBOX)
@@ -189,6 +190,7 @@ async fn outbox_steps(
     };
 
     // Step 1: the UPDATE.
+    trace.enter(Step::Update);
     let update = if m.has(Mistake::UnguardedUpdate) {
         UNGUARDED_UPDATE
     } else {
@@ -211,6 +213,7 @@ async fn outbox_steps(
     }
 
     // Step 2: the outbox row. The payload is a bound parameter.
+    trace.enter(Step::Insert);
     let insert_outside = m.has(Mistake::InsertOutsideTx);
     let insert = if m.has(Mistake::OnConflictDoNothing) {
         INSERT_OUTBOX_DO_NOTHING
@@ -256,6 +259,7 @@ pub async fn commit(
     tx: Transaction<'_, Postgres>,
     trace: &mut Tracer,
 ) -> Result<Option<Stop>, LabError> {
+    trace.enter(Step::Commit);
     match tx.commit().await {
         Ok(()) => {
             trace.sql(Actor::Service, "COMMIT", &[], done(), TxState::Committed);

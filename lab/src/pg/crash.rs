@@ -47,3 +47,13 @@ pub async fn wait_until_gone(
         pause = (pause * 2).min(Duration::from_millis(50));
     }
 }
+
+/// What PostgreSQL says became of transaction `xid` (`pg_xact_status`): `committed`,
+/// `aborted`, `in progress`, or `None` when it is too old to know.
+pub async fn xact_status(pool: &PgPool, xid: &str) -> Result<Option<String>, LabError> {
+    sqlx::query_scalar("SELECT pg_xact_status($1::xid8)")
+        .bind(xid)
+        .fetch_one(pool)
+        .await
+        .map_err(LabError::from_sqlx)
+}

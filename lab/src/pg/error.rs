@@ -33,6 +33,9 @@ pub enum LabError {
     /// The lost-COMMIT-reply fault needs a plain TCP connection to PostgreSQL.
     #[error("a lost COMMIT reply can only be simulated over TCP without TLS")]
     RelayUnsupported,
+    /// This client address asked for more new sandboxes than its budget allows.
+    #[error("too many new sandboxes from this address")]
+    SandboxRateLimited,
     /// The sandbox made more requests than its budget allows; waiting a moment helps.
     #[error("too many requests for this sandbox")]
     RateLimited,

@@ -14,6 +14,7 @@ pub mod database;
 pub mod error;
 pub mod naive;
 pub mod names;
+pub mod outage;
 pub mod race;
 pub mod runner;
 pub mod sandbox;

@@ -3,7 +3,7 @@
 
 use sqlx::{Postgres, Transaction};
 
-use crate::catalog::{CrashPoint, Mode, OutcomeId, names::TICKET_ID};
+use crate::catalog::{CrashPoint, Mode, OutcomeId, Step, names::TICKET_ID};
 use crate::input::AttemptSpec;
 use crate::outcome::Actor;
 
@@ -20,6 +20,7 @@ pub async fn naive_steps(
     spec: &AttemptSpec,
     trace: &mut Tracer,
 ) -> Result<Stop, LabError> {
+    trace.enter(Step::Update);
     let updated = statement(&mut tx, false, place, GUARDED_UPDATE, &[TICKET_ID], trace)
         .await?
         .map_err(|e| LabError::in_sandbox(e, place.sandbox.as_str()))?;
@@ -35,6 +36,7 @@ pub async fn naive_steps(
     if spec.mode == Mode::NaivePublishFirst {
         // The broker commits on its own: from here on the event exists whatever the
         // ticket transaction does.
+        trace.enter(Step::Publish);
         broker::publish_and_consume(place.pool, place.sandbox, payload, trace).await?;
         if spec.crash == CrashPoint::AfterPublish {
             std::mem::forget(tx);
@@ -55,6 +57,7 @@ pub async fn naive_steps(
         // The status is durable; the event existed only in this process's memory.
         return Ok(Stop::Crash(OutcomeId::NaiveEventLost));
     }
+    trace.enter(Step::Publish);
     broker::publish_and_consume(place.pool, place.sandbox, payload, trace).await?;
     Ok(Stop::Returned(OutcomeId::NaivePublished))
 }

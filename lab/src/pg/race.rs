@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::{PgPool, Postgres, Transaction};
 
-use crate::catalog::{Mistake, OutcomeId, names::TICKET_ID};
+use crate::catalog::{Mistake, OutcomeId, Step, names::TICKET_ID};
 use crate::input::{AttemptSpec, Mistakes};
 use crate::model;
 use crate::outcome::{Actor, Answer, Lane, LockWaitSeen, Sent, TxState};
@@ -106,6 +106,7 @@ async fn run_update(
     trace: &mut Tracer,
     waits: bool,
 ) -> Result<u64, LabError> {
+    trace.enter(Step::Update);
     let sent = trace.now_us();
     let n = sqlx::query(sql)
         .bind(TICKET_ID)
@@ -128,6 +129,7 @@ async fn insert_and_commit(
     spec: &AttemptSpec,
     trace: &mut Tracer,
 ) -> Result<OutcomeId, LabError> {
+    trace.enter(Step::Insert);
     let params = [spec.event_id.as_str(), TICKET_ID, spec.payload.as_str()];
     let inserted = sqlx::query(INSERT_OUTBOX)
         .bind(params[0])
@@ -156,6 +158,7 @@ async fn insert_and_commit(
         }
         Err(err) => return Err(LabError::from_sqlx(err)),
     }
+    trace.enter(Step::Commit);
     tx.commit().await.map_err(LabError::from_sqlx)?;
     trace.sql(Actor::Service, "COMMIT", &[], done(), TxState::Committed);
     Ok(OutcomeId::Committed)

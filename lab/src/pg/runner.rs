@@ -41,6 +41,10 @@ pub struct LabConfig {
     pub acquire_timeout: Duration,
     /// Requests per sandbox: a burst, then a steady rate (shared by all server processes).
     pub rate: RateLimit,
+    /// New sandboxes per client address: a burst, then a steady rate.
+    pub claims_per_client: RateLimit,
+    /// At the maximum, a learner's sandbox idle this long may be reset for a newcomer.
+    pub recycle_after: Duration,
 }
 
 impl Default for LabConfig {
@@ -61,6 +65,13 @@ impl Default for LabConfig {
                 per_second: 10.0,
                 burst: 30.0,
             },
+            // A classroom behind one address starts together; a script asking for sandbox
+            // after sandbox gets one every ten seconds.
+            claims_per_client: RateLimit {
+                per_second: 0.1,
+                burst: 60.0,
+            },
+            recycle_after: Duration::from_secs(600),
         }
     }
 }
@@ -89,6 +100,7 @@ pub(super) struct Inner {
     local_locks: LocalLocks,
     /// Connections that hold the sandboxes' advisory locks, apart from the working pool.
     lock_pool: PgPool,
+    outage: super::outage::Outage,
 }
 
 impl Lab {
@@ -129,6 +141,7 @@ impl Lab {
                 config,
                 local_locks: LocalLocks::default(),
                 lock_pool,
+                outage: Default::default(),
             }),
         }
     }
@@ -146,20 +159,52 @@ impl Lab {
         &self.inner.config
     }
 
-    /// One round trip to PostgreSQL.
-    pub async fn ping(&self) -> Result<(), LabError> {
-        sqlx::query("SELECT 1")
-            .execute(self.pool())
-            .await
-            .map_err(LabError::from_sqlx)?;
-        Ok(())
+    /// One round trip to PostgreSQL within `bound` (none while a known outage goes on); a
+    /// failure or no answer in time counts as an outage.
+    pub async fn ping(&self, bound: Duration) -> Result<(), LabError> {
+        self.reachable().await?;
+        let round_trip = sqlx::query("SELECT 1").execute(self.pool());
+        let result = match tokio::time::timeout(bound, round_trip).await {
+            Ok(answer) => answer.map(drop).map_err(LabError::from_sqlx),
+            Err(_) => Err(LabError::Unavailable(sqlx::Error::PoolTimedOut)),
+        };
+        self.observe(&result);
+        result
+    }
+
+    /// Fails at once while a known outage goes on (see [`super::outage`]); a caller runs this
+    /// before an action and passes the action's result to [`Lab::observe`].
+    pub async fn reachable(&self) -> Result<(), LabError> {
+        self.inner.outage.check(&self.inner.connect).await
+    }
+
+    /// Notes an action's result: an unreachable database makes the next actions fail fast.
+    pub fn observe<T>(&self, result: &Result<T, LabError>) {
+        if let Err(e) = result {
+            self.inner.outage.observe(e);
+        }
     }
 
     // ----- sandboxes --------------------------------------------------------------------
 
-    /// A new sandbox for a new learner.
+    /// A new sandbox for the playground's own use (a comparison's pair): no client pays.
     pub async fn claim_sandbox(&self) -> Result<(SandboxToken, SchemaName), LabError> {
-        let claimed = sandbox::claim(self.pool(), self.inner.config.max_sandboxes).await;
+        self.claim_sandbox_for(SandboxToken::generate(), None).await
+    }
+
+    /// A new sandbox for a learner under `token`, paid from `client`'s budget of new sandboxes.
+    pub async fn claim_sandbox_for(
+        &self,
+        token: SandboxToken,
+        client: Option<&str>,
+    ) -> Result<(SandboxToken, SchemaName), LabError> {
+        let c = &self.inner.config;
+        let policy = sandbox::ClaimPolicy {
+            max_sandboxes: c.max_sandboxes,
+            per_client: c.claims_per_client,
+            recycle_after: c.recycle_after,
+        };
+        let claimed = sandbox::claim(self.pool(), token, client, &policy).await;
         self.refill_soon();
         claimed
     }

@@ -13,12 +13,37 @@ use super::names::{SandboxToken, SchemaName};
 /// The advisory lock key that lets one process at a time top up the warm pool.
 const REFILL_LOCK: i64 = 0x6f75_7462_6f78_0001;
 
-/// Hands a sandbox to a new learner: a warm one if any, else one stamped now.
+/// Who may get how many new sandboxes, and when an idle one is handed on.
+#[derive(Clone, Copy, Debug)]
+pub struct ClaimPolicy {
+    pub max_sandboxes: u32,
+    /// New sandboxes per client address: a burst, then a steady rate.
+    pub per_client: RateLimit,
+    /// With no room left, a learner's sandbox idle this long may go to a newcomer.
+    pub recycle_after: std::time::Duration,
+}
+
+/// Hands a sandbox to a new learner under `token`: a warm one if any, else one stamped now,
+/// else (at the maximum) the least recently used idle one, reset. `client` is the address
+/// whose budget pays for it; `None` for the playground's own claims (a comparison's pair).
 pub async fn claim(
     pool: &PgPool,
-    max_sandboxes: u32,
+    token: SandboxToken,
+    client: Option<&str>,
+    policy: &ClaimPolicy,
 ) -> Result<(SandboxToken, SchemaName), LabError> {
-    let token = SandboxToken::generate();
+    if let Some(client) = client {
+        let spent: bool = sqlx::query_scalar("SELECT lab.spend_claim($1, $2, $3)")
+            .bind(client)
+            .bind(policy.per_client.per_second)
+            .bind(policy.per_client.burst)
+            .fetch_one(pool)
+            .await
+            .map_err(LabError::from_sqlx)?;
+        if !spent {
+            return Err(LabError::SandboxRateLimited);
+        }
+    }
     let warm: Option<String> =
         sqlx::query_scalar("SELECT lab.claim_sandbox(sha256(decode($1, 'hex')))")
             .bind(token.as_str())
@@ -28,7 +53,12 @@ pub async fn claim(
     if let Some(name) = warm.as_deref().and_then(SchemaName::parse) {
         return Ok((token, name));
     }
-    ensure_room(pool, max_sandboxes).await?;
+    if !has_room(pool, policy.max_sandboxes).await? {
+        return match recycle(pool, &token, policy.recycle_after).await? {
+            Some(name) => Ok((token, name)),
+            None => Err(LabError::SandboxLimit(policy.max_sandboxes)),
+        };
+    }
     // Stamp and claim in one transaction: nobody else can see (and claim) it in between.
     let name = SchemaName::generate();
     let mut tx = pool.begin().await.map_err(LabError::from_sqlx)?;
@@ -48,6 +78,26 @@ pub async fn claim(
     .map_err(LabError::from_sqlx)?;
     tx.commit().await.map_err(LabError::from_sqlx)?;
     Ok((token, name))
+}
+
+/// The least recently used idle learner's sandbox, reset and handed to `token`.
+async fn recycle(
+    pool: &PgPool,
+    token: &SandboxToken,
+    min_idle: std::time::Duration,
+) -> Result<Option<SchemaName>, LabError> {
+    let name: Option<String> = sqlx::query_scalar(
+        "SELECT lab.recycle_sandbox(sha256(decode($1, 'hex')), make_interval(secs => $2))",
+    )
+    .bind(token.as_str())
+    .bind(min_idle.as_secs_f64())
+    .fetch_one(pool)
+    .await
+    .map_err(LabError::from_sqlx)?;
+    if let Some(name) = &name {
+        tracing::info!(sandbox = %name, "recycled an idle sandbox for a newcomer");
+    }
+    Ok(name.as_deref().and_then(SchemaName::parse))
 }
 
 /// The learner's sandbox, if the token belongs to one; spends one request from its budget.
@@ -78,15 +128,12 @@ pub struct RateLimit {
     pub burst: f32,
 }
 
-async fn ensure_room(pool: &PgPool, max_sandboxes: u32) -> Result<(), LabError> {
+async fn has_room(pool: &PgPool, max_sandboxes: u32) -> Result<bool, LabError> {
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM lab.sandboxes")
         .fetch_one(pool)
         .await
         .map_err(LabError::from_sqlx)?;
-    if count >= i64::from(max_sandboxes) {
-        return Err(LabError::SandboxLimit(max_sandboxes));
-    }
-    Ok(())
+    Ok(count < i64::from(max_sandboxes))
 }
 
 /// Stamps warm sandboxes until `target` wait unclaimed (or the maximum is reached).
@@ -122,9 +169,15 @@ pub async fn refill(pool: &PgPool, target: usize, max_sandboxes: u32) -> Result<
     }
 }
 
-/// Drops sandboxes unused for longer than `ttl`, a batch at a time; returns how many.
+/// Drops sandboxes unused for longer than `ttl`, a batch at a time; returns how many. Claim
+/// budgets untouched as long are forgotten too (they would be full again).
 pub async fn reap(pool: &PgPool, ttl: std::time::Duration) -> Result<u64, LabError> {
     const BATCH: i32 = 20;
+    sqlx::query("SELECT lab.forget_claim_budgets(make_interval(secs => $1))")
+        .bind(ttl.as_secs_f64())
+        .execute(pool)
+        .await
+        .map_err(LabError::from_sqlx)?;
     let mut total = 0u64;
     loop {
         let n: i32 = sqlx::query_scalar("SELECT lab.reap_sandboxes(make_interval(secs => $1), $2)")
@@ -197,13 +250,18 @@ pub async fn set_compare_pair(
     left: &SchemaName,
     right: &SchemaName,
 ) -> Result<(), LabError> {
-    sqlx::query("UPDATE lab.sandboxes SET compare_pair = ARRAY[$2, $3] WHERE schema_name = $1")
-        .bind(main.as_str())
-        .bind(left.as_str())
-        .bind(right.as_str())
-        .execute(pool)
-        .await
-        .map_err(LabError::from_sqlx)?;
+    // One statement: the pair is the main's, and the pair's sandboxes know their owner (so
+    // they are never recycled for somebody else).
+    sqlx::query(
+        "WITH pair AS (UPDATE lab.sandboxes SET pair_of = $1 WHERE schema_name IN ($2, $3)) \
+         UPDATE lab.sandboxes SET compare_pair = ARRAY[$2, $3] WHERE schema_name = $1",
+    )
+    .bind(main.as_str())
+    .bind(left.as_str())
+    .bind(right.as_str())
+    .execute(pool)
+    .await
+    .map_err(LabError::from_sqlx)?;
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use crate::catalog::Step;
 use crate::outcome::{Actor, Answer, Lane, Sent, TraceStep, TxState};
 
 use super::error::{is_connection_failure, sqlstate};
@@ -11,6 +12,8 @@ pub struct Tracer {
     start: Instant,
     steps: Vec<TraceStep>,
     lane: Option<Lane>,
+    /// The function's step that the next records belong to.
+    step: Option<Step>,
 }
 
 impl Default for Tracer {
@@ -25,6 +28,7 @@ impl Tracer {
             start: Instant::now(),
             steps: Vec::new(),
             lane: None,
+            step: None,
         }
     }
 
@@ -34,6 +38,7 @@ impl Tracer {
             start,
             steps: Vec::new(),
             lane: Some(lane),
+            step: None,
         }
     }
 
@@ -50,7 +55,13 @@ impl Tracer {
             start,
             steps,
             lane: None,
+            step: None,
         }
+    }
+
+    /// From now on, records belong to `step` of the function.
+    pub fn enter(&mut self, step: Step) {
+        self.step = Some(step);
     }
 
     pub fn push(&mut self, actor: Actor, sent: Sent, answer: Answer, tx: TxState) {
@@ -63,6 +74,7 @@ impl Tracer {
             at_us,
             lane: self.lane,
             answered_us: None,
+            step: self.step,
         });
     }
 

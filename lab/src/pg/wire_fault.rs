@@ -161,8 +161,9 @@ fn is_commit(frame: &[u8]) -> bool {
     frame.first() == Some(&b'Q') && frame.get(5..) == Some(b"COMMIT\0".as_slice())
 }
 
-/// Splits a byte stream into whole protocol messages.
-struct Frames {
+/// Splits a byte stream into whole protocol messages (the tests' wire witness reads with it
+/// too).
+pub struct Frames {
     buf: Vec<u8>,
     /// The next message is the untyped startup message (client side only).
     startup: bool,
@@ -172,18 +173,20 @@ impl Frames {
     /// No message of the playground comes near this; a larger length means a broken stream.
     const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 
-    fn new(startup: bool) -> Self {
+    /// `startup`: the stream begins with the client's untyped startup message.
+    pub fn new(startup: bool) -> Self {
         Frames {
             buf: Vec::new(),
             startup,
         }
     }
 
-    fn extend(&mut self, bytes: &[u8]) {
+    pub fn extend(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }
 
-    fn next_frame(&mut self) -> io::Result<Option<Vec<u8>>> {
+    /// The next whole message, type byte and length included.
+    pub fn next_frame(&mut self) -> io::Result<Option<Vec<u8>>> {
         let header = if self.startup { 0 } else { 1 };
         let Some(len_bytes) = self.buf.get(header..header + 4) else {
             return Ok(None);

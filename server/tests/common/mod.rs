@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+use app::backend::request::WebSettings;
 use app::backend::state::AppState;
 use axum::Router;
 use axum::body::Body;
@@ -16,11 +17,17 @@ use sqlx::postgres::PgConnectOptions;
 use tower::ServiceExt;
 
 pub fn app(opts: PgConnectOptions) -> Router {
+    app_with(opts, LabConfig::default(), WebSettings::default())
+}
+
+/// The router with other limits or another way of being reached (always without a warm pool,
+/// so no background work runs beside a test's own requests).
+pub fn app_with(opts: PgConnectOptions, config: LabConfig, web: WebSettings) -> Router {
     let lab = Lab::with_options(
         opts,
         LabConfig {
             warm_sandboxes: 0,
-            ..LabConfig::default()
+            ..config
         },
     );
     let leptos = LeptosOptions::builder()
@@ -29,7 +36,7 @@ pub fn app(opts: PgConnectOptions) -> Router {
         .build();
     router(ServerState {
         leptos,
-        app: AppState { lab },
+        app: AppState::new(lab, web),
         frame_ancestors: server::headers::FrameAncestors::parse("http://localhost:4321")
             .expect("a valid origin"),
     })
@@ -94,4 +101,54 @@ pub async fn post_raw(
 
 pub fn cookie_pair(set_cookie: &str) -> String {
     set_cookie.split(';').next().unwrap().to_owned()
+}
+
+/// A page (or any GET) as a browser without a cookie asks for it; answers status, the
+/// `sandbox` cookies it set, its Location and its body.
+pub async fn get(
+    app: &Router,
+    path: &str,
+    extra: &[(&str, &str)],
+) -> (StatusCode, Vec<String>, Option<String>, String) {
+    let mut request = Request::get(path);
+    for (k, v) in extra {
+        request = request.header(*k, *v);
+    }
+    let response = app
+        .clone()
+        .oneshot(request.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let cookies = response
+        .headers()
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter(|v| v.contains("sandbox="))
+        .map(str::to_owned)
+        .collect();
+    let location = response
+        .headers()
+        .get(header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        cookies,
+        location,
+        String::from_utf8_lossy(&body).into_owned(),
+    )
+}
+
+/// How many sandboxes a learner holds (claimed ones; the warm pool is off in tests).
+pub async fn claimed_sandboxes(opts: &PgConnectOptions) -> i64 {
+    let pool = sqlx::PgPool::connect_with(opts.clone()).await.unwrap();
+    let n = sqlx::query_scalar("SELECT count(*) FROM lab.sandboxes WHERE token_hash IS NOT NULL")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    n
 }

@@ -5,7 +5,7 @@
 use sqlx::postgres::PgSslMode;
 use sqlx::{Connection, PgConnection};
 
-use crate::catalog::{ActionKind, CommitFate, Mistake, OutcomeId};
+use crate::catalog::{ActionKind, CommitFate, Mistake, OutcomeId, Step};
 use crate::input::AttemptSpec;
 use crate::model;
 use crate::outcome::{Actor, Answer, Report, Sent, TxState};
@@ -86,6 +86,7 @@ impl Lab {
     ) -> Result<OutcomeId, LabError> {
         const XACT_STATUS: &str = "SELECT pg_xact_status($1::xid8)";
         let retry = spec.fresh_id_retry();
+        trace.enter(Step::Retry);
         trace.push(
             Actor::Service,
             Sent::RetryWithNewId {
@@ -97,6 +98,8 @@ impl Lab {
         let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
         let again = attempt::resolve_ticket(&mut conn, place, &retry, trace).await?;
         drop(conn);
+        // The retry ran the whole function again; what follows is the playground's question.
+        trace.enter(Step::Retry);
         let outcome = match again.stop {
             Stop::Returned(o) | Stop::Crash(o) => o,
             Stop::CommitUnanswered => OutcomeId::CommitUnknown,
@@ -173,9 +176,10 @@ impl Lab {
             }
             Stop::Crash(_) => {
                 let tx = trace_tx_after_crash(trace);
+                trace.enter(Step::Crash);
                 crash::kill(conn).await;
                 trace.push(Actor::Service, Sent::ProcessCrashed, Answer::Nothing, tx);
-                self.observe_backend_exit(attempted.backend_pid, tx, trace)
+                self.observe_backend_exit(attempted.backend_pid, &attempted.xid, tx, trace)
                     .await?;
             }
             Stop::CommitUnanswered => {
@@ -193,9 +197,15 @@ impl Lab {
                     Answer::Nothing,
                     TxState::Unknown,
                 );
+                trace.enter(Step::Crash);
                 // The client still does not know; the trace must not tell either.
-                self.observe_backend_exit(attempted.backend_pid, TxState::Unknown, trace)
-                    .await?;
+                self.observe_backend_exit(
+                    attempted.backend_pid,
+                    &attempted.xid,
+                    TxState::Unknown,
+                    trace,
+                )
+                .await?;
             }
         }
         Ok(attempted)
@@ -228,20 +238,28 @@ impl Lab {
     async fn observe_backend_exit(
         &self,
         pid: i32,
+        xid: &str,
         tx_before: TxState,
         trace: &mut Tracer,
     ) -> Result<(), LabError> {
         crash::wait_until_gone(self.pool(), pid, self.config().backend_exit_timeout).await?;
-        let tx = match tx_before {
-            TxState::Abandoned => TxState::RolledBack,
-            other => other,
+        // An abandoned transaction is not assumed rolled back: PostgreSQL is asked what became
+        // of its id. After a lost reply the client still does not know, so nothing is asked.
+        let (tx, answer) = match tx_before {
+            TxState::Abandoned => {
+                let status = crash::xact_status(self.pool(), xid).await?;
+                let tx = match status.as_deref() {
+                    Some("aborted") => TxState::RolledBack,
+                    Some("committed") => TxState::Committed,
+                    _ => TxState::Abandoned,
+                };
+                let shown = status.unwrap_or_else(|| "NULL".to_owned());
+                let values = vec![format!("pg_xact_status({xid}) = {shown}")];
+                (tx, Answer::Values { values })
+            }
+            other => (other, Answer::Nothing),
         };
-        trace.push(
-            Actor::Postgres,
-            Sent::BackendGone { pid },
-            Answer::Nothing,
-            tx,
-        );
+        trace.push(Actor::Postgres, Sent::BackendGone { pid }, answer, tx);
         Ok(())
     }
 }
