@@ -2,11 +2,13 @@
 # Fault: PostgreSQL goes away under a running server, with learners acting, and comes back. On a private cluster
 # (so the machine's own PostgreSQL is never touched) with the release server built already:
 # while PostgreSQL is down every action must answer 503 `unavailable` as JSON in the
-# learner's language and /healthz 503, and the server must stay up; once PostgreSQL is back
-# the server must recover by itself and every action must match the model again.
+# learner's language within one second and /healthz 503, and the server must stay up; once
+# PostgreSQL is back the server must recover by itself and every action must match the model
+# again.
 source "$(dirname "$0")/lib.sh"
 
 [ -x target/release/server ] || die "build the release server first (cargo leptos build --release)"
+ensure_jq
 WORK="$(mktemp -d)"
 LOADERS=()
 cleanup() {
@@ -40,18 +42,27 @@ wait_for_status() {
   die "$1 did not answer $2 within $3 s"
 }
 
-# act ENDPOINT FORM [LANG]: POSTs as the learner; sets CODE and BODY.
+# act ENDPOINT FORM [LANG]: POSTs as the learner; sets CODE, BODY and SECS (the answer's time).
 act() {
-  local referer="http://127.0.0.1:$PORT/?lang=${3:-ru}"
-  CODE="$(curl -s -o "$WORK/body" -w '%{http_code}' -c "$WORK/jar" -b "$WORK/jar" \
+  local referer="http://127.0.0.1:$PORT/?lang=${3:-ru}" out
+  out="$(curl -s -o "$WORK/body" -w '%{http_code} %{time_total}' -c "$WORK/jar" -b "$WORK/jar" \
     -H 'Accept: application/json' -H "Referer: $referer" -X POST "$BASE/api/$1" --data "$2")"
+  CODE="${out% *}"
+  SECS="${out#* }"
   BODY="$(cat "$WORK/body")"
+}
+
+# Fails unless the last answer came within one second.
+expect_prompt() {
+  awk -v s="$SECS" 'BEGIN { exit !(s < 1.0) }' ||
+    die "$1 while PostgreSQL is down took ${SECS}s; it must answer within 1 s"
 }
 
 expect_report() {
   act "$@"
   [ "$CODE" = 200 ] || die "$1 $2: expected 200, got $CODE: $BODY"
   grep -q '"matches_model":true' <<<"$BODY" || die "$1 $2: the report does not match the model: $BODY"
+  check_tables_against_report "$WORK/body" "$PG_SERVER_URL/outbox_fault" "$1 $2"
 }
 
 expect_report reset ""
@@ -85,14 +96,18 @@ wait_for_lines 20
 log "stopping PostgreSQL under the running server (4 learners keep acting)"
 as_pg "$PRIVATE_PG_BIN/pg_ctl" -D "$PRIVATE_PG_DIR/data" -m fast -w stop >/dev/null
 wait_for_status "$BASE/healthz" 503 10
-for endpoint in attempt reset reopen reconcile snapshot current; do
+# Once the outage is known, every answer comes at once: no waiting out the pool's timeout.
+for endpoint in attempt reset reopen reconcile snapshot current attempt reset; do
   act "$endpoint" "crash=after_update"
   [ "$CODE" = 503 ] || die "$endpoint while PostgreSQL is down: expected 503, got $CODE: $BODY"
+  expect_prompt "$endpoint"
+  log "$endpoint while PostgreSQL is down: 503 in ${SECS}s"
   grep -q '"code":"unavailable"' <<<"$BODY" || die "$endpoint: no unavailable code: $BODY"
   grep -q 'недоступна' <<<"$BODY" || die "$endpoint: the message is not in Russian: $BODY"
 done
 act attempt "crash=none" en
 grep -q 'The database is unavailable' <<<"$BODY" || die "no English message: $BODY"
+expect_prompt "attempt (en)"
 kill -0 "$SERVER_PID" || die "the server died with PostgreSQL"
 
 log "starting PostgreSQL again"

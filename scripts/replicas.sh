@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Two server processes on one database, as behind a load balancer: a learner's requests go to
 # either, one after another and in parallel pairs, and every report must match the model and
-# name the same sandbox. Needs the release server built (cargo leptos build --release).
+# name the same sandbox; after each sequential action psql reads the sandbox's tables, which
+# must hold what the report says. Needs the release server built (cargo leptos build --release).
 source "$(dirname "$0")/lib.sh"
 
 [ -x target/release/server ] || die "build the release server first (cargo leptos build --release)"
+ensure_jq
 WORK="$(mktemp -d)"
 DB="outbox_replicas_$$"
 PID_A=""
@@ -61,6 +63,7 @@ for round in $(seq 1 12); do
   # One after another, alternating servers.
   port=$([ $((round % 2)) -eq 0 ] && echo "$PORT_A" || echo "$PORT_B")
   check "$(post "$port" attempt "$form" "$WORK/seq")" "$WORK/seq" "round $round: attempt $form on $port"
+  check_tables_against_report "$WORK/seq" "$PG_SERVER_URL/$DB" "round $round: attempt $form on $port"
   # A pair at the same moment, one on each server: they must take turns.
   post "$PORT_A" attempt "$form" "$WORK/pa" >"$WORK/ca" &
   local_a=$!

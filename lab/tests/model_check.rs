@@ -205,8 +205,7 @@ async fn step(
             "{action}: the runner's own model check disagrees"
         )));
     }
-    let fresh = lab
-        .snapshot(sandbox)
+    let fresh = common::plain_snapshot(lab.pool(), sandbox)
         .await
         .map_err(|e| Mismatch(format!("fresh read failed: {e}")))?;
     if fresh != report.snapshot {

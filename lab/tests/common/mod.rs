@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod witness;
+
 use outbox_lab::catalog::{CommitFate, CrashPoint};
 use outbox_lab::input::{AttemptSpec, EventId, Payload};
 use outbox_lab::pg::{Lab, LabConfig, SchemaName};
@@ -63,4 +65,70 @@ where
         }
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
+}
+
+/// The sandbox's four tables read with the test's own plain SELECTs — not through
+/// `lab.snapshot`, which built the report being checked, so a bug there cannot hide itself.
+pub async fn plain_snapshot(
+    pool: &sqlx::PgPool,
+    sandbox: &SchemaName,
+) -> Result<outbox_lab::outcome::Snapshot, sqlx::Error> {
+    use outbox_lab::outcome::{HistoryEntry, KafkaRecord, OutboxRow, Snapshot, TicketRow};
+    // The schema name is the server's own, validated by `SchemaName`.
+    let mut tx = pool.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        .execute(&mut *tx)
+        .await?;
+    let tickets: Vec<(String, String)> = sqlx::query_as(&format!(
+        "SELECT id, status FROM {sandbox}.tickets ORDER BY id COLLATE \"C\""
+    ))
+    .fetch_all(&mut *tx)
+    .await?;
+    let outbox: Vec<(String, String, String, Option<String>)> = sqlx::query_as(&format!(
+        "SELECT event_id, aggregate_id, payload::text, published_at::text \
+         FROM {sandbox}.outbox ORDER BY event_id COLLATE \"C\""
+    ))
+    .fetch_all(&mut *tx)
+    .await?;
+    let kafka: Vec<(i64, String, String)> = sqlx::query_as(&format!(
+        "SELECT log_offset, key, value FROM {sandbox}.kafka_log ORDER BY log_offset"
+    ))
+    .fetch_all(&mut *tx)
+    .await?;
+    let history: Vec<(String, String, String)> = sqlx::query_as(&format!(
+        "SELECT event_id, ticket_id, to_status FROM {sandbox}.history \
+         ORDER BY event_id COLLATE \"C\""
+    ))
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Snapshot {
+        tickets: tickets
+            .into_iter()
+            .map(|(id, status)| TicketRow { id, status })
+            .collect(),
+        outbox: outbox
+            .into_iter()
+            .map(
+                |(event_id, aggregate_id, payload, published_at)| OutboxRow {
+                    event_id,
+                    aggregate_id,
+                    payload,
+                    published_at,
+                },
+            )
+            .collect(),
+        kafka: kafka
+            .into_iter()
+            .map(|(offset, key, value)| KafkaRecord { offset, key, value })
+            .collect(),
+        history: history
+            .into_iter()
+            .map(|(event_id, ticket_id, to_status)| HistoryEntry {
+                event_id,
+                ticket_id,
+                to_status,
+            })
+            .collect(),
+    })
 }
