@@ -77,18 +77,10 @@ pub async fn post_raw(
         .await
         .unwrap();
     let status = response.status();
-    let cookie = response
-        .headers()
-        .get_all(header::SET_COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with("sandbox="))
-        .map(str::to_owned);
-    let location = response
-        .headers()
-        .get(header::LOCATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let cookie = sandbox_cookies(response.headers())
+        .into_iter()
+        .find(|v| v.starts_with("sandbox="));
+    let location = location_of(response.headers());
     let body = response.into_body().collect().await.unwrap().to_bytes();
     let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
     Answer {
@@ -97,6 +89,24 @@ pub async fn post_raw(
         location,
         json,
     }
+}
+
+/// The `Set-Cookie` lines that set a sandbox cookie (`sandbox` or `__Host-sandbox`).
+fn sandbox_cookies(headers: &http::HeaderMap) -> Vec<String> {
+    headers
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter(|v| v.contains("sandbox="))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn location_of(headers: &http::HeaderMap) -> Option<String> {
+    headers
+        .get(header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
 }
 
 pub fn cookie_pair(set_cookie: &str) -> String {
@@ -120,19 +130,8 @@ pub async fn get(
         .await
         .unwrap();
     let status = response.status();
-    let cookies = response
-        .headers()
-        .get_all(header::SET_COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .filter(|v| v.contains("sandbox="))
-        .map(str::to_owned)
-        .collect();
-    let location = response
-        .headers()
-        .get(header::LOCATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let cookies = sandbox_cookies(response.headers());
+    let location = location_of(response.headers());
     let body = response.into_body().collect().await.unwrap().to_bytes();
     (
         status,
