@@ -21,6 +21,8 @@ async function claimedSandboxes(): Promise<number> {
 }
 
 test("10 000 page views without a cookie create no sandbox", async ({ playwright, baseURL }) => {
+  // Ten thousand whole pages take a while on two cores; the assertion is about counts.
+  test.setTimeout(240_000);
   // A fresh client per run: no cookie jar carries a sandbox from one request to the next.
   const api = await playwright.request.newContext({ baseURL, storageState: { cookies: [], origins: [] } });
   const before = await claimedSandboxes();
