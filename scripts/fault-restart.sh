@@ -98,7 +98,10 @@ as_pg "$PRIVATE_PG_BIN/pg_ctl" -D "$PRIVATE_PG_DIR/data" -m fast -w stop >/dev/n
 wait_for_status "$BASE/healthz" 503 10
 # Once the outage is known, every answer comes at once: no waiting out the pool's timeout.
 for endpoint in attempt reset reopen reconcile snapshot current attempt reset; do
-  act "$endpoint" "crash=after_update"
+  # Only an attempt takes fields; the others refuse any (422 unknown_field).
+  form=""
+  [ "$endpoint" = attempt ] && form="crash=after_update"
+  act "$endpoint" "$form"
   [ "$CODE" = 503 ] || die "$endpoint while PostgreSQL is down: expected 503, got $CODE: $BODY"
   expect_prompt "$endpoint"
   log "$endpoint while PostgreSQL is down: 503 in ${SECS}s"
