@@ -21,38 +21,25 @@ export default defineConfig({
   projects: [
     {
       name: "chromium",
-      // Tests that count what the whole server did run by themselves, after all the others.
-      testIgnore: /alone\.spec\.ts$/,
-      use: chromium(),
-    },
-    {
-      name: "alone",
-      testMatch: /alone\.spec\.ts$/,
-      dependencies: ["chromium"],
-      use: chromium(),
+      use: {
+        ...devices["Desktop Chrome"],
+        launchOptions: {
+          executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+          args: [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-quic",
+            "--no-first-run",
+            // The embed tests play a course site on a name that Chromium sees as public; it
+            // would refuse to frame a loopback address from there.
+            "--disable-features=LocalNetworkAccessChecks",
+          ],
+        },
+      },
     },
   ],
 });
-
-/** Debian's Chromium, as every project uses it. */
-function chromium() {
-  return {
-    ...devices["Desktop Chrome"],
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-quic",
-        "--no-first-run",
-        // The embed tests play a course site on a name that Chromium sees as public; it
-        // would refuse to frame a loopback address from there.
-        "--disable-features=LocalNetworkAccessChecks",
-      ],
-    },
-  };
-}

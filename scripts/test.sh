@@ -61,6 +61,9 @@ log "Playwright in Chromium"
 (cd end2end && BASE_URL="http://127.0.0.1:$PORT" DATABASE_URL="$PG_SERVER_URL/$E2E_DB" \
   npx playwright test)
 
+log "10 000 page views without a cookie claim nothing"
+scripts/page-views.sh "http://127.0.0.1:$PORT" "$PG_SERVER_URL/$E2E_DB"
+
 log "fault: PostgreSQL restarted under the running server (private cluster)"
 scripts/fault-restart.sh
 log "two server processes on one database"
