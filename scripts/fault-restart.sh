@@ -113,6 +113,14 @@ grep -q 'The database is unavailable' <<<"$BODY" || die "no English message: $BO
 expect_prompt "attempt (en)"
 kill -0 "$SERVER_PID" || die "the server died with PostgreSQL"
 
+# The learners under load must meet the outage too (their answers come at once now, so
+# PostgreSQL stays down until they have).
+deadline=$((SECONDS + 30))
+until [ "$(cat "$WORK"/codes* | grep -c '^503$')" -ge 8 ]; do
+  [ "$SECONDS" -lt "$deadline" ] || die "the load never met the outage"
+  kill -0 "$SERVER_PID" 2>/dev/null || die "the server died with PostgreSQL"
+  sleep 0.1
+done
 log "starting PostgreSQL again"
 private_postgres_start
 wait_for_status "$BASE/healthz" 200 30
