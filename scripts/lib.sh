@@ -171,10 +171,18 @@ as_pg() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
+# A port is free when nothing listens on it and no socket of this machine uses it as its own
+# end: an outgoing connection's local port also blocks a listener's bind.
+port_in_use() {
+  (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+  command -v ss >/dev/null || return 1
+  [ -n "$(ss -Htan "( sport = :$1 )" 2>/dev/null)" ]
+}
+
 free_port() {
   local port
   for port in $(seq "$1" $(($1 + 100))); do
-    (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
+    port_in_use "$port" || { echo "$port"; return; }
   done
   die "no free port from $1"
 }
@@ -201,16 +209,25 @@ start_private_postgres() {
       --no-sync >/dev/null
   fi
   as_pg mkdir -p "$PRIVATE_PG_DIR/run"
-  PRIVATE_PG_PORT="$(free_port 55432)"
-  private_postgres_start
+  # Below Linux's ephemeral range (32768-60999), so no client connection can hold the port.
+  PRIVATE_PG_PORT="$(free_port 25432)"
+  if ! private_postgres_start; then
+    # Another process may have taken the port between the check and the bind; one more try.
+    PRIVATE_PG_PORT="$(free_port $((PRIVATE_PG_PORT + 1)))"
+    private_postgres_start || die "the private PostgreSQL did not start (log above)"
+  fi
   PG_SERVER_URL="postgres://postgres@127.0.0.1:$PRIVATE_PG_PORT"
 }
 
 # Starts the private cluster (again) on its port.
 private_postgres_start() {
   log "starting the private PostgreSQL on 127.0.0.1:$PRIVATE_PG_PORT"
-  as_pg "$PRIVATE_PG_BIN/pg_ctl" -D "$PRIVATE_PG_DIR/data" -l "$PRIVATE_PG_DIR/server.log" -w \
-    -o "-p $PRIVATE_PG_PORT -k $PRIVATE_PG_DIR/run -c listen_addresses=127.0.0.1" start >/dev/null
+  if ! as_pg "$PRIVATE_PG_BIN/pg_ctl" -D "$PRIVATE_PG_DIR/data" -l "$PRIVATE_PG_DIR/server.log" -w \
+    -o "-p $PRIVATE_PG_PORT -k $PRIVATE_PG_DIR/run -c listen_addresses=127.0.0.1" start >/dev/null; then
+    log "the private PostgreSQL did not start; the end of its log:"
+    tail -n 20 "$PRIVATE_PG_DIR/server.log" >&2 || true
+    return 1
+  fi
 }
 
 stop_private_postgres() {
