@@ -7,6 +7,15 @@
   if (!window.fetch || !window.DOMParser || !window.FormData || !window.URLSearchParams) return;
   var running = false;
 
+  // A link to a folded panel's heading unfolds the panel first.
+  document.addEventListener("click", function (ev) {
+    var link = ev.target.closest && ev.target.closest('a[href^="#"]');
+    if (!link) return;
+    var target = document.getElementById(link.getAttribute("href").slice(1));
+    var fold = target && target.closest("details");
+    if (fold) fold.open = true;
+  });
+
   document.addEventListener("submit", function (ev) {
     var form = ev.target;
     var root = form.closest && form.closest("[data-playground]");

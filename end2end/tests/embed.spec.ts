@@ -87,6 +87,8 @@ test("a link presets the controls, autorun runs it, and the link can be copied",
 
   await context.grantPermissions(["clipboard-read", "clipboard-write"]);
   await page.locator('input[name="crash"][value="none"]').check();
+  // The link is folded under its own summary, out of the way of the attempt.
+  await page.locator("details.permalink > summary").click();
   await page.getByRole("button", { name: text("en", "controls.copy_link"), exact: true }).click();
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   expect(copied).toMatch(/\?mode=naive&crash=none&lang=en$/);

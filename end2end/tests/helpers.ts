@@ -116,3 +116,10 @@ export async function expectPageMatchesDatabase(page: Page): Promise<DbState> {
   );
   return db;
 }
+
+/** Unfolds the comparison panel (folded until the learner uses it). */
+export async function openCompare(page: Page) {
+  const fold = page.locator("details.compare-fold");
+  if ((await fold.getAttribute("open")) === null) await fold.locator("summary").click();
+  await expect(page.locator("#compare-form")).toBeVisible();
+}

@@ -144,12 +144,12 @@ for (const lang of LANGS) {
 test("the trace shows the crash and PostgreSQL's own rollback", async ({ page }) => {
   await openHydrated(page, "/?lang=en");
   await attempt(page, { crash: "after_insert" }, "crashed_before_commit");
-  const steps = page.locator("ol.trace > li");
+  const steps = page.locator("table.trace tr.trace-row");
   await expect(steps.filter({ hasText: "UPDATE tickets SET status = 'resolved'" })).toHaveCount(1);
   await expect(steps.filter({ hasText: "INSERT INTO outbox" })).toHaveCount(1);
   await expect(steps.filter({ hasText: "COMMIT" })).toHaveCount(0);
   await expect(steps.filter({ hasText: text("en", "trace.sent.process_crashed") })).toHaveCount(1);
-  await expect(page.locator('ol.trace > li[data-actor="postgres"] [data-tx="rolledback"]')).toHaveCount(1);
+  await expect(page.locator('table.trace tr.trace-row[data-actor="postgres"] [data-tx="rolledback"]')).toHaveCount(1);
 });
 
 test("two learners never see each other's rows", async ({ browser }) => {

@@ -1,6 +1,6 @@
 import { expect, Page, test } from "@playwright/test";
 import { Client } from "pg";
-import { LANGS, Lang, openHydrated, text } from "./helpers";
+import { LANGS, Lang, openHydrated, text, openCompare } from "./helpers";
 
 /** Counts of rows in one sandbox's tables, read straight from PostgreSQL. */
 async function dbCounts(schema: string) {
@@ -93,6 +93,7 @@ for (const lang of LANGS) {
       await page.getByRole("button", { name: text(lang, "controls.reset"), exact: true }).click();
       await expect(page.locator("section.outcome")).toHaveAttribute("data-action", "reset");
       const mainBefore = await dbCounts(await sandboxIn(page, "section.tables"));
+      await openCompare(page);
       const form = page.locator("#compare-form");
 
       await form.locator('select[name="way"]').selectOption("naive");

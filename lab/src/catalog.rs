@@ -375,6 +375,27 @@ impl Mode {
     }
 }
 
+/// Every mode's timeline merged into one strip, as the page draws it: each slot with the modes
+/// that have it. The page hides the other modes' slots, so every crash point is one radio
+/// button, whichever mode is chosen.
+pub const STRIP: &[(Slot, &[Mode])] = {
+    use CrashPoint as C;
+    use Mode::{Naive as N, NaivePublishFirst as P, Outbox as O};
+    use Slot::{Crash, Step as S};
+    &[
+        (S(Step::Begin), &[O, N, P]),
+        (S(Step::Update), &[O, N, P]),
+        (Crash(C::AfterUpdate), &[O, N, P]),
+        (S(Step::Insert), &[O]),
+        (Crash(C::AfterInsert), &[O]),
+        (S(Step::Publish), &[P]),
+        (Crash(C::AfterPublish), &[P]),
+        (S(Step::Commit), &[O, N, P]),
+        (Crash(C::AfterCommit), &[O, N, P]),
+        (S(Step::Publish), &[N]),
+    ]
+};
+
 /// The wrong ways a comparison offers: each a mode or a set of mistakes.
 pub const WRONG_WAYS: &[(Mode, &[Mistake])] = &[
     (Mode::Naive, &[]),
@@ -482,6 +503,18 @@ mod tests {
             steps,
             [Step::Begin, Step::Update, Step::Commit, Step::Publish]
         );
+    }
+
+    #[test]
+    fn the_strip_filtered_by_a_mode_is_that_modes_timeline() {
+        for &mode in Mode::ALL {
+            let drawn: Vec<Slot> = STRIP
+                .iter()
+                .filter(|(_, modes)| modes.contains(&mode))
+                .map(|(slot, _)| *slot)
+                .collect();
+            assert_eq!(drawn, mode.timeline(), "{mode}");
+        }
     }
 
     #[test]

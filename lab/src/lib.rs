@@ -5,6 +5,7 @@
 //! - [`input`]: learner input, parsed into valid values.
 //! - [`model`]: the reference model, a pure prediction of every action.
 //! - [`outcome`]: the report that every action answers (shared with the browser).
+//! - [`trail`]: where an attempt ended, as the timeline draws it.
 //! - [`jsonb`]: what PostgreSQL's `::jsonb` cast accepts and prints.
 //! - `pg` (feature `postgres`): the runner on a real PostgreSQL.
 
@@ -15,6 +16,7 @@ pub mod input;
 pub mod jsonb;
 pub mod model;
 pub mod outcome;
+pub mod trail;
 
 #[cfg(feature = "postgres")]
 pub mod pg;

@@ -33,6 +33,7 @@ pub fn ComparePanel(initial: Option<CompareReport>) -> impl IntoView {
     // refused post comes back with its error in the URL.
     let result = Signal::stored(initial);
     let error = Signal::stored(action.value().get_untracked().and_then(Result::err));
+    let open = result.with_untracked(Option::is_some) || error.with_untracked(Option::is_some);
 
     let way_options = WRONG_WAYS
         .iter()
@@ -53,7 +54,11 @@ pub fn ComparePanel(initial: Option<CompareReport>) -> impl IntoView {
 
     view! {
         <section class="panel compare" aria-labelledby="compare-heading">
-            <h2 id="compare-heading">{td_string!(l, compare.heading)}</h2>
+            // Folded until used: the attempt's result is what the page is for.
+            <details class="compare-fold" open=open>
+            <summary>
+                <h2 id="compare-heading">{td_string!(l, compare.heading)}</h2>
+            </summary>
             <p class="intro">{td_string!(l, compare.intro)}</p>
             <form method="post" action=origin.action_url(Compare::url()) id="compare-form" class="compare-form">
                 <label class="field">
@@ -94,6 +99,7 @@ pub fn ComparePanel(initial: Option<CompareReport>) -> impl IntoView {
                 }}
             </div>
             {move || result.get().map(|r| sides(l, r))}
+            </details>
         </section>
     }
 }

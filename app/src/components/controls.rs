@@ -1,4 +1,4 @@
-//! The attempt's settings and the action buttons. Every control is a plain form field posted
+//! The attempt's settings: the way, the mistake and the timeline strip. Every control is a plain form field posted
 //! to a server function, so the page also works without JavaScript.
 //!
 //! This is the page's one island: the only part the WebAssembly hydrates. It keeps the form
@@ -13,8 +13,9 @@ use leptos_i18n::td_string;
 use outbox_lab::catalog::{CommitFate, CrashPoint, Mistake, Mode, WRONG_WAYS};
 use outbox_lab::input::Mistakes;
 use outbox_lab::outcome::AttemptSettings;
+use outbox_lab::trail::Trail;
 
-use crate::api::{Attempt, Race, Reconcile, Reopen, Reset};
+use crate::api::Attempt;
 use crate::i18n::*;
 use crate::texts;
 
@@ -22,6 +23,8 @@ use crate::texts;
 pub fn Controls(
     /// The settings the form starts with (the link's, the last attempt's, or the lesson's).
     initial: AttemptSettings,
+    /// Where the last attempt ended, drawn on the strip.
+    trail: Trail,
     /// The page's language id: an island has no i18n context of its own.
     lang: String,
     /// Inside an embed, the frame's sandbox token: every form posts it along.
@@ -45,20 +48,34 @@ pub fn Controls(
         hydrated.set(true);
         mark_hydrated();
     });
+    // A crash point the new mode lacks falls back to "no crash", so the form stays valid.
+    Effect::new(move |_| {
+        let m = mode.get();
+        if !m.has_crash_point(crash.get_untracked()) {
+            crash.set(CrashPoint::None);
+        }
+    });
 
     let mode_choices = Mode::ALL
         .iter()
         .map(|&m| {
-            let text = (texts::mode_label(l, m), texts::mode_hint(l, m));
-            radio(
-                "mode",
-                m.id(),
-                m == initial.mode,
-                text,
-                || false,
-                move || mode.set(m),
-            )
+            view! {
+                <label class="segment">
+                    <input
+                        type="radio"
+                        name="mode"
+                        value=m.id()
+                        checked=m == initial.mode
+                        on:change=move |_| mode.set(m)
+                    />
+                    <span>{texts::mode_label(l, m)}</span>
+                </label>
+            }
         })
+        .collect_view();
+    let mode_lines = Mode::ALL
+        .iter()
+        .map(|&m| view! { <p class="mode-line" data-for=m.id()>{texts::mode_hint(l, m)}</p> })
         .collect_view();
     let chosen_mistakes = initial.mistakes.ids();
     let mistake_options = mistake_choices()
@@ -73,85 +90,50 @@ pub fn Controls(
             }
         })
         .collect_view();
-    let mistake_hints = Mistake::ALL
-        .iter()
-        .map(|&m| {
-            view! {
-                <li>
-                    <strong>{texts::mistake_label(l, m)}</strong>
-                    " — "
-                    {texts::mistake_hint(l, m)}
-                </li>
-            }
-        })
-        .collect_view();
-
-    let crash_choices = CrashPoint::ALL
-        .iter()
-        .map(|&c| {
-            let text = (texts::crash_label(l, c), texts::crash_hint(l, c));
-            let absent = move || hydrated.get() && !mode.get().has_crash_point(c);
-            radio(
-                "crash",
-                c.id(),
-                c == initial.crash,
-                text,
-                absent,
-                move || crash.set(c),
-            )
-        })
-        .collect_view();
-    let fate_choices = CommitFate::ALL
-        .iter()
-        .map(|&f| {
-            let text = (texts::fate_label(l, f), texts::fate_hint(l, f));
-            let chosen = f == initial.commit_fate;
-            radio(
-                "commit_fate",
-                f.id(),
-                chosen,
-                text,
-                || false,
-                move || fate.set(f),
-            )
-        })
-        .collect_view();
+    let strip = crate::components::strip::strip(
+        l,
+        initial.crash,
+        initial.commit_fate,
+        trail,
+        mode,
+        crash,
+        fate,
+        hydrated,
+    );
 
     view! {
         <section class="panel controls" aria-labelledby="controls-heading">
             <h2 id="controls-heading">{td_string!(l, controls.heading)}</h2>
             <form method="post" action=to(Attempt::url()) id="attempt-form">
-                <fieldset class="mode">
-                    <legend>{td_string!(l, mode.legend)}</legend>
-                    {mode_choices}
-                </fieldset>
-                <label class="field">
-                    <span>{td_string!(l, controls.mistakes_label)}</span>
-                    <select
-                        name="mistakes"
-                        disabled=move || hydrated.get() && mode.get() != Mode::Outbox
-                        aria-describedby="mistake-hints"
-                        on:change=move |ev| mistakes.set(event_target_value(&ev))
-                    >
-                        <option value="" selected=chosen_mistakes.is_empty()>
-                            {td_string!(l, controls.mistakes_none)}
-                        </option>
-                        {mistake_options}
-                    </select>
-                </label>
-                <ul class="action-hints" id="mistake-hints">{mistake_hints}</ul>
-                <fieldset>
-                    <legend>{td_string!(l, controls.crash_legend)}</legend>
-                    {crash_choices}
-                </fieldset>
-                <fieldset
-                    class="fate"
-                    disabled=move || hydrated.get() && crash.get() != CrashPoint::CommitReplyLost
+                <div class="way-row">
+                    <fieldset class="mode">
+                        <legend>{td_string!(l, mode.legend)}</legend>
+                        <div class="segments">{mode_choices}</div>
+                    </fieldset>
+                    <label class="field mistakes-field">
+                        <span>{td_string!(l, controls.mistakes_label)}</span>
+                        <select
+                            name="mistakes"
+                            disabled=move || hydrated.get() && mode.get() != Mode::Outbox
+                            on:change=move |ev| mistakes.set(event_target_value(&ev))
+                        >
+                            <option value="" selected=chosen_mistakes.is_empty()>
+                                {td_string!(l, controls.mistakes_none)}
+                            </option>
+                            {mistake_options}
+                        </select>
+                    </label>
+                </div>
+                <div class="mode-lines">{mode_lines}</div>
+                {strip}
+                <div class="form-foot">
+                <button
+                    type="submit"
+                    class="primary"
+                    data-busy-label=busy
                 >
-                    <legend>{td_string!(l, controls.fate_legend)}</legend>
-                    <p class="action-hint">{td_string!(l, controls.fate_note)}</p>
-                    {fate_choices}
-                </fieldset>
+                    {td_string!(l, controls.submit)}
+                </button>
                 <details class="event">
                     <summary>{td_string!(l, controls.event_summary)}</summary>
                     <label class="field">
@@ -184,74 +166,62 @@ pub fn Controls(
                         {td_string!(l, controls.payload_hint)}
                     </p>
                 </details>
-                <button
-                    type="submit"
-                    class="primary"
-                    data-busy-label=busy
-                >
-                    {td_string!(l, controls.submit)}
-                </button>
+                    <Explain l />
+                    <Permalink l mode crash fate mistakes autorun hydrated />
+                </div>
             </form>
+        </section>
+    }
+}
+
+/// The long explanations, folded: every way, crash point, fate, mistake and action.
+#[component]
+fn Explain(l: Locale) -> impl IntoView {
+    fn item(label: &'static str, hint: &'static str) -> impl IntoView {
+        view! {
+            <li>
+                <strong>{label}</strong>
+                " — "
+                {hint}
+            </li>
+        }
+    }
+    let modes = Mode::ALL
+        .iter()
+        .map(|&m| item(texts::mode_label(l, m), texts::mode_hint(l, m)))
+        .collect_view();
+    let crashes = CrashPoint::ALL
+        .iter()
+        .map(|&c| item(texts::crash_label(l, c), texts::crash_hint(l, c)))
+        .collect_view();
+    let fates = CommitFate::ALL
+        .iter()
+        .map(|&f| item(texts::fate_label(l, f), texts::fate_hint(l, f)))
+        .collect_view();
+    let mistakes = Mistake::ALL
+        .iter()
+        .map(|&m| item(texts::mistake_label(l, m), texts::mistake_hint(l, m)))
+        .collect_view();
+    view! {
+        <details class="explain">
+            <summary>{td_string!(l, controls.explain)}</summary>
+            <h3>{td_string!(l, mode.legend)}</h3>
+            <ul class="action-hints">{modes}</ul>
+            <h3>{td_string!(l, controls.crash_legend)}</h3>
+            <ul class="action-hints">{crashes}</ul>
+            <h3>{td_string!(l, controls.fate_legend)}</h3>
+            <p class="action-hint">{td_string!(l, controls.fate_note)}</p>
+            <ul class="action-hints">{fates}</ul>
+            <h3>{td_string!(l, controls.mistakes_label)}</h3>
+            <ul class="action-hints">{mistakes}</ul>
             <h3>{td_string!(l, controls.more_heading)}</h3>
-            <div class="actions">
-                <form method="post" action=to(Reconcile::url())>
-                    <button type="submit" aria-describedby="reconcile-hint" data-busy-label=busy>
-                        {td_string!(l, controls.reconcile)}
-                    </button>
-                </form>
-                <form method="post" action=to(Reopen::url())>
-                    <button type="submit" aria-describedby="reopen-hint" data-busy-label=busy>
-                        {td_string!(l, controls.reopen)}
-                    </button>
-                </form>
-                <form method="post" action=to(Race::url()) class="race-form">
-                    <label class="choice inline">
-                        <input type="checkbox" name="mistakes" value="unguarded_update" />
-                        <span>{td_string!(l, controls.race_unguarded)}</span>
-                    </label>
-                    <button type="submit" aria-describedby="race-hint" data-busy-label=busy>
-                        {td_string!(l, controls.race)}
-                    </button>
-                </form>
-                <form method="post" action=to(Reset::url())>
-                    <button type="submit" aria-describedby="reset-hint" data-busy-label=busy>
-                        {td_string!(l, controls.reset)}
-                    </button>
-                </form>
-            </div>
-            <Permalink l mode crash fate mistakes autorun hydrated />
             <ul class="action-hints">
                 <li id="reconcile-hint">{td_string!(l, controls.reconcile_hint)}</li>
                 <li id="reopen-hint">{td_string!(l, controls.reopen_hint)}</li>
                 <li id="reset-hint">{td_string!(l, controls.reset_hint)}</li>
                 <li id="race-hint">{td_string!(l, controls.race_hint)}</li>
             </ul>
-        </section>
-    }
-}
-
-/// One radio button of a choice, with its label and hint (`text`).
-fn radio(
-    name: &'static str,
-    value: &'static str,
-    checked: bool,
-    text: (&'static str, &'static str),
-    disabled: impl Fn() -> bool + Send + Sync + 'static,
-    select: impl Fn() + 'static,
-) -> impl IntoView {
-    view! {
-        <label class="choice">
-            <input
-                type="radio"
-                name=name
-                value=value
-                checked=checked
-                disabled=disabled
-                on:change=move |_| select()
-            />
-            <span>{text.0}</span>
-            <span class="hint">{text.1}</span>
-        </label>
+        </details>
     }
 }
 
@@ -303,10 +273,9 @@ fn Permalink(
         format!("{origin}/{}", query())
     };
     view! {
-        <div class="permalink">
-            <label class="field" for="permalink">
-                <span>{td_string!(l, controls.permalink)}</span>
-            </label>
+        <details class="permalink">
+            <summary>{td_string!(l, controls.permalink)}</summary>
+            <label class="visually-hidden" for="permalink">{td_string!(l, controls.permalink)}</label>
             <div class="permalink-row">
                 <input id="permalink" type="text" readonly prop:value=url value=url />
                 // Plain JavaScript: copying needs no WebAssembly.
@@ -322,6 +291,6 @@ fn Permalink(
                 <span>{td_string!(l, controls.autorun)}</span>
             </label>
             <a class="permalink-open" href=query>{td_string!(l, controls.open_link)}</a>
-        </div>
+        </details>
     }
 }

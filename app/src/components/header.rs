@@ -13,11 +13,10 @@ pub fn Header() -> impl IntoView {
         <header class="page-header">
             <div class="title-row">
                 <p class="badge">{t!(i18n, lesson_badge)}</p>
+                <h1>{t!(i18n, title)}</h1>
                 <LanguageSwitch />
             </div>
-            <h1>{t!(i18n, title)}</h1>
             <p class="intro">{t!(i18n, intro)}</p>
-            <p class="intro">{t!(i18n, intro_real)}</p>
         </header>
     }
 }

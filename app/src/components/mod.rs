@@ -1,5 +1,6 @@
 //! One file per panel of the page.
 
+pub mod actions;
 pub mod compare;
 pub mod controls;
 pub mod error_line;
@@ -7,5 +8,6 @@ pub mod failure_table;
 pub mod guarantee;
 pub mod header;
 pub mod outcome;
+pub mod strip;
 pub mod tables;
 pub mod trace;

@@ -100,6 +100,9 @@ pub fn Tables(
     /// Inside a comparison: an id prefix, a lower heading, and no column notes.
     #[prop(optional)]
     nested: Option<&'static str>,
+    /// Only the ticket database: the page shows Kafka / History beside the outcome.
+    #[prop(optional)]
+    db_only: bool,
 ) -> impl IntoView {
     let l = use_i18n().get_locale_untracked();
     let heading_id = nested.map_or_else(
@@ -123,6 +126,7 @@ pub fn Tables(
                     <li>{td_string!(l, note_aggregate_id)}</li>
                     <li>{td_string!(l, note_payload)}</li>
                     <li>{td_string!(l, note_published_at)}</li>
+                    <li>"Kafka / History: " {td_string!(l, tables.simulated)}</li>
                 </ul>
             </details>
         }
@@ -148,7 +152,7 @@ pub fn Tables(
         if rows.is_empty() {
             return Either::Left(view! {
                 <tr class="empty">
-                    <td colspan="5">{td_string!(l, empty_table)}</td>
+                    <td colspan="4">{td_string!(l, empty_table)}</td>
                 </tr>
             });
         }
@@ -156,7 +160,11 @@ pub fn Tables(
             .map(|(row, change)| {
                 view! {
                     <tr data-id=row.event_id.clone() data-change=change.attr()>
-                        <td data-col="event_id" data-label="event_id">{row.event_id.clone()}</td>
+                        // The change mark sits under the id: the payload needs the width.
+                        <td data-col="event_id" data-label="event_id">
+                            {row.event_id.clone()}
+                            {mark_view(&change, l)}
+                        </td>
                         <td data-col="aggregate_id" data-label="aggregate_id">{row.aggregate_id.clone()}</td>
                         <td class="json" data-col="payload" data-label="payload">
                             <code>{row.payload.clone()}</code>
@@ -164,12 +172,98 @@ pub fn Tables(
                         <td data-col="published_at" data-label="published_at">
                             {row.published_at.clone().unwrap_or_else(|| "NULL".to_owned())}
                         </td>
-                        <td class="mark-cell">{mark_view(&change, l)}</td>
                     </tr>
                 }
             })
             .collect_view())
     };
+    let changed_word = move |changed: bool| {
+        if changed {
+            td_string!(l, tables.changed)
+        } else {
+            td_string!(l, tables.unchanged)
+        }
+    };
+    let tickets_changed = move || {
+        let r = report.read();
+        r.before
+            .as_ref()
+            .is_some_and(|b| b.tickets != r.snapshot.tickets)
+    };
+    let outbox_changed = move || {
+        let r = report.read();
+        r.before
+            .as_ref()
+            .is_some_and(|b| b.outbox != r.snapshot.outbox)
+    };
+
+    view! {
+        // Inside a comparison the tables are part of their side, not a region of their own
+        // (two regions with one name would confuse a screen reader's landmark list).
+        <section class="panel tables" aria-labelledby=nested.is_none().then_some(heading_id)>
+            {heading}
+            <p class="db-label">{td_string!(l, ticket_db)}</p>
+            <p class="sandbox">
+                {td_string!(l, sandbox_label)} ": "
+                {move || {
+                    let name = report.read().sandbox.clone();
+                    if name.is_empty() {
+                        Either::Left(view! {
+                            <span data-sandbox="">{td_string!(l, sandbox_not_yet)}</span>
+                        })
+                    } else {
+                        Either::Right(view! { <code data-sandbox=name.clone()>{name.clone()}</code> })
+                    }
+                }}
+            </p>
+            <div class="tables-grid">
+                <div class="table-wrap" tabindex="0">
+                    <table class="data stack" data-table="tickets">
+                        <caption>
+                            {td_string!(l, tickets_caption)} " — "
+                            <span class="caption-state">{move || changed_word(tickets_changed())}</span>
+                        </caption>
+                        <thead>
+                            <tr>
+                                <th scope="col">{td_string!(l, col_id)}</th>
+                                <th scope="col">{td_string!(l, col_status)}</th>
+                                <th scope="col" class="mark-cell">
+                                    <span class="visually-hidden">{td_string!(l, tables.changed)}</span>
+                                </th>
+                            </tr>
+                        </thead>
+                        <tbody>{tickets}</tbody>
+                    </table>
+                </div>
+                <div class="table-wrap" tabindex="0">
+                    <table class="data stack" data-table="outbox">
+                        <caption>
+                            {td_string!(l, outbox_caption)} " — "
+                            <span class="caption-state">{move || changed_word(outbox_changed())}</span>
+                        </caption>
+                        <thead>
+                            <tr>
+                                <th scope="col">{td_string!(l, col_event_id)}</th>
+                                <th scope="col">{td_string!(l, col_aggregate_id)}</th>
+                                <th scope="col">{td_string!(l, col_payload)}</th>
+                                <th scope="col">{td_string!(l, col_published_at)}</th>
+                            </tr>
+                        </thead>
+                        <tbody>{outbox}</tbody>
+                    </table>
+                </div>
+            </div>
+            {notes}
+            {(!db_only).then(|| view! { <OutsideTables report /> })}
+        </section>
+    }
+}
+
+/// Kafka and History: outside the transaction, written through their own connections and
+/// commits.
+#[component]
+pub fn OutsideTables(report: Signal<Report>) -> impl IntoView {
+    let l = use_i18n().get_locale_untracked();
     let kafka = move || {
         let records = report.read().snapshot.kafka.clone();
         if records.is_empty() {
@@ -220,75 +314,10 @@ pub fn Tables(
                 .collect_view(),
         )
     };
-    let changed_word = move |changed: bool| {
-        if changed {
-            td_string!(l, tables.changed)
-        } else {
-            td_string!(l, tables.unchanged)
-        }
-    };
-    let tickets_changed = move || {
-        let r = report.read();
-        r.before
-            .as_ref()
-            .is_some_and(|b| b.tickets != r.snapshot.tickets)
-    };
-    let outbox_changed = move || {
-        let r = report.read();
-        r.before
-            .as_ref()
-            .is_some_and(|b| b.outbox != r.snapshot.outbox)
-    };
-
     view! {
-        // Inside a comparison the tables are part of their side, not a region of their own
-        // (two regions with one name would confuse a screen reader's landmark list).
-        <section class="panel tables" aria-labelledby=nested.is_none().then_some(heading_id)>
-            {heading}
-            <p class="db-label">{td_string!(l, ticket_db)}</p>
-            <div class="tables-grid">
-                <div class="table-wrap" tabindex="0">
-                    <table class="data stack" data-table="tickets">
-                        <caption>
-                            {td_string!(l, tickets_caption)} " — "
-                            <span class="caption-state">{move || changed_word(tickets_changed())}</span>
-                        </caption>
-                        <thead>
-                            <tr>
-                                <th scope="col">{td_string!(l, col_id)}</th>
-                                <th scope="col">{td_string!(l, col_status)}</th>
-                                <th scope="col" class="mark-cell">
-                                    <span class="visually-hidden">{td_string!(l, tables.changed)}</span>
-                                </th>
-                            </tr>
-                        </thead>
-                        <tbody>{tickets}</tbody>
-                    </table>
-                </div>
-                <div class="table-wrap" tabindex="0">
-                    <table class="data stack" data-table="outbox">
-                        <caption>
-                            {td_string!(l, outbox_caption)} " — "
-                            <span class="caption-state">{move || changed_word(outbox_changed())}</span>
-                        </caption>
-                        <thead>
-                            <tr>
-                                <th scope="col">{td_string!(l, col_event_id)}</th>
-                                <th scope="col">{td_string!(l, col_aggregate_id)}</th>
-                                <th scope="col">{td_string!(l, col_payload)}</th>
-                                <th scope="col">{td_string!(l, col_published_at)}</th>
-                                <th scope="col" class="mark-cell">
-                                    <span class="visually-hidden">{td_string!(l, tables.changed)}</span>
-                                </th>
-                            </tr>
-                        </thead>
-                        <tbody>{outbox}</tbody>
-                    </table>
-                </div>
-            </div>
-            {notes}
+        <div class="outside-tables">
             <p class="db-label">
-                "Kafka / History " <span class="sim">{td_string!(l, tables.simulated)}</span>
+                "Kafka / History — " <span class="sim">{td_string!(l, tables.outside)}</span>
             </p>
             <div class="tables-grid even">
                 <div class="table-wrap" tabindex="0">
@@ -318,19 +347,6 @@ pub fn Tables(
                     </table>
                 </div>
             </div>
-            <p class="sandbox">
-                {td_string!(l, sandbox_label)} ": "
-                {move || {
-                    let name = report.read().sandbox.clone();
-                    if name.is_empty() {
-                        Either::Left(view! {
-                            <span data-sandbox="">{td_string!(l, sandbox_not_yet)}</span>
-                        })
-                    } else {
-                        Either::Right(view! { <code data-sandbox=name.clone()>{name.clone()}</code> })
-                    }
-                }}
-            </p>
-        </section>
+        </div>
     }
 }

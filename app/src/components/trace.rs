@@ -3,6 +3,7 @@
 use leptos::either::{EitherOf3, EitherOf7};
 use leptos::prelude::*;
 use leptos_i18n::td_string;
+use outbox_lab::catalog::Step;
 use outbox_lab::outcome::{Actor, Answer, Lane, Report, Sent, TraceStep};
 
 use crate::i18n::*;
@@ -19,18 +20,18 @@ pub fn Trace(report: Signal<Report>) -> impl IntoView {
         if let Some(race) = report.read().race.clone() {
             return EitherOf3::B(lanes(l, trace, race.a_event_id, race.b_event_id));
         }
-        let items = trace
-            .into_iter()
-            .map(|s| {
-                let actor = actor_id(s.actor);
-                view! { <li data-actor=actor>{step(l, s)}</li> }
-            })
-            .collect_view();
-        EitherOf3::C(view! { <ol class="trace">{items}</ol> })
+        EitherOf3::C(table(l, trace))
     };
     view! {
-        <section class="panel" aria-labelledby="trace-heading">
-            <h2 id="trace-heading">{td_string!(l, trace.heading)}</h2>
+        <section class="panel trace-panel" aria-labelledby="trace-heading">
+            <div class="panel-head">
+                <h2 id="trace-heading">{td_string!(l, trace.heading)}</h2>
+                // A plain checkbox: the style sheet unfolds the plumbing rows, no script needed.
+                <label class="choice inline show-plumbing">
+                    <input type="checkbox" />
+                    <span>{td_string!(l, trace.show_plumbing)}</span>
+                </label>
+            </div>
             <p class="intro">{td_string!(l, trace.intro)}</p>
             {steps}
         </section>
@@ -102,18 +103,101 @@ fn lanes(l: Locale, trace: Vec<TraceStep>, a_event: String, b_event: String) -> 
     }
 }
 
-fn step(l: Locale, s: TraceStep) -> impl IntoView {
-    // Integer arithmetic: float formatting would add kilobytes to the WASM.
-    let ms_of = |us: u64| format!("{}.{}", us / 1000, (us % 1000) / 100);
-    let ms = ms_of(s.at_us);
-    let answered = s.answered_us.filter(|a| a / 100 != s.at_us / 100).map(|a| {
-        view! {
-            <span class="trace-answered">
-                " → " {td_string!(l, trace.answered_at, ms = ms_of(a))}
-            </span>
+/// Integer arithmetic: float formatting would add kilobytes to the WASM.
+fn ms_of(us: u64) -> String {
+    format!("{}.{}", us / 1000, (us % 1000) / 100)
+}
+
+/// A trace as a compact table: one row per statement or event, the rows of each step of the
+/// function under that step's name, in the order the strip draws them.
+fn table(l: Locale, trace: Vec<TraceStep>) -> impl IntoView {
+    let mut groups: Vec<(Option<Step>, Vec<TraceStep>)> = Vec::new();
+    for s in trace {
+        match groups.last_mut() {
+            Some((step, rows)) if *step == s.step => rows.push(s),
+            _ => groups.push((s.step, vec![s])),
         }
-    });
-    let sent = match &s.sent {
+    }
+    let bodies = groups
+        .into_iter()
+        .map(|(step, rows)| {
+            // The step's name stands in its own column, on the group's first row that is
+            // shown by default (the playground's plumbing rows are folded).
+            let named = rows
+                .iter()
+                .position(|s| s.actor != Actor::Playground)
+                .unwrap_or(0);
+            let name = step.map(|st| crate::components::strip::step_name(l, st));
+            let rows = rows
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| row(l, s, if i == named { name } else { None }))
+                .collect_view();
+            view! { <tbody data-step=step.map(|s| s.id()).unwrap_or("other")>{rows}</tbody> }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap" tabindex="0" role="region" aria-labelledby="trace-heading">
+            <table class="trace">
+                <thead>
+                    <tr>
+                        <th scope="col">{td_string!(l, trace.col_step)}</th>
+                        <th scope="col">{td_string!(l, trace.col_who)}</th>
+                        <th scope="col">{td_string!(l, trace.col_sent)}</th>
+                        <th scope="col">{td_string!(l, trace.col_answer)}</th>
+                        <th scope="col">{td_string!(l, trace.col_tx)}</th>
+                        <th scope="col">{td_string!(l, trace.col_time)}</th>
+                    </tr>
+                </thead>
+                {bodies}
+            </table>
+        </div>
+    }
+}
+
+fn row(l: Locale, s: TraceStep, step: Option<&'static str>) -> impl IntoView {
+    let (kind, answer) = answer_text(l, &s.answer);
+    let sent = sent_view(l, s.sent, true);
+    let answered = s
+        .answered_us
+        .filter(|a| a / 100 != s.at_us / 100)
+        .map(|a| format!(" → {}", ms_of(a)));
+    view! {
+        <tr class="trace-row" data-actor=actor_id(s.actor)>
+            <td class="trace-step">{step}</td>
+            <td class="trace-who">{texts::actor(l, s.actor)}</td>
+            <td class="trace-sent">{sent}</td>
+            <td class="trace-answer" data-kind=kind>{answer}</td>
+            <td class="trace-tx">
+                <span class="tx-state" data-tx=format!("{:?}", s.tx).to_lowercase()>
+                    {texts::tx_state(l, s.tx)}
+                </span>
+            </td>
+            <td class="trace-time">{td_string!(l, trace.at, ms = ms_of(s.at_us))} {answered}</td>
+        </tr>
+    }
+}
+
+fn answer_text(l: Locale, a: &Answer) -> (&'static str, String) {
+    match a {
+        Answer::Ok { rows: Some(n) } => ("ok", td_string!(l, trace.ok_rows, rows = n).to_string()),
+        Answer::Ok { rows: None } => ("ok", td_string!(l, trace.ok).to_owned()),
+        Answer::Values { values } => (
+            "values",
+            td_string!(l, trace.values, values = values.join(", ")).to_string(),
+        ),
+        Answer::Error { sqlstate, message } => (
+            "error",
+            td_string!(l, trace.error, sqlstate = sqlstate, message = message).to_string(),
+        ),
+        Answer::Io { message } => ("io", td_string!(l, trace.io, message = message).to_string()),
+        Answer::Nothing => ("nothing", td_string!(l, trace.nothing).to_owned()),
+    }
+}
+
+/// What a step sent: a statement with its parameters, or what happened instead.
+fn sent_view(l: Locale, sent: Sent, inline: bool) -> impl IntoView {
+    match sent {
         Sent::Sql { sql, params } => {
             let params = (!params.is_empty()).then(|| {
                 let list = params
@@ -123,13 +207,13 @@ fn step(l: Locale, s: TraceStep) -> impl IntoView {
                     .collect_view();
                 view! {
                     <div class="trace-params">
-                        {td_string!(l, trace.params)} ":"
+                        <span class="visually-hidden">{td_string!(l, trace.params)} ": "</span>
                         <ul>{list}</ul>
                     </div>
                 }
             });
             EitherOf7::A(view! {
-                <pre class="trace-sql"><code>{sql.clone()}</code></pre>
+                <pre class="trace-sql" class:inline=inline><code>{sql}</code></pre>
                 {params}
             })
         }
@@ -143,7 +227,7 @@ fn step(l: Locale, s: TraceStep) -> impl IntoView {
             <p class="trace-event">{td_string!(l, trace.sent.backend_gone, pid = pid)}</p>
         }),
         Sent::LockWait { pid, blocked_by } => {
-            let blockers = join_pids(blocked_by);
+            let blockers = join_pids(&blocked_by);
             EitherOf7::E(view! {
                 <p class="trace-event" data-event="lock_wait">
                     {td_string!(l, trace.sent.lock_wait, pid = pid, blockers = blockers)}
@@ -152,27 +236,27 @@ fn step(l: Locale, s: TraceStep) -> impl IntoView {
         }
         Sent::RetryWithNewId { event_id } => EitherOf7::F(view! {
             <p class="trace-event" data-event="retry">
-                {td_string!(l, trace.sent.retry_with_new_id, event_id = event_id.clone())}
+                {td_string!(l, trace.sent.retry_with_new_id, event_id = event_id)}
             </p>
         }),
         Sent::ConsumerSkipped { offset } => EitherOf7::G(view! {
             <p class="trace-event">{td_string!(l, trace.sent.consumer_skipped, offset = offset)}</p>
         }),
-    };
-    let (kind, answer) = match &s.answer {
-        Answer::Ok { rows: Some(n) } => ("ok", td_string!(l, trace.ok_rows, rows = n).to_string()),
-        Answer::Ok { rows: None } => ("ok", td_string!(l, trace.ok).to_owned()),
-        Answer::Values { values } => (
-            "values",
-            td_string!(l, trace.values, values = values.join(", ")).to_string(),
-        ),
-        Answer::Error { sqlstate, message } => (
-            "error",
-            td_string!(l, trace.error, sqlstate = sqlstate, message = message).to_string(),
-        ),
-        Answer::Io { message } => ("io", td_string!(l, trace.io, message = message).to_string()),
-        Answer::Nothing => ("nothing", td_string!(l, trace.nothing).to_owned()),
-    };
+    }
+}
+
+/// One step of a race's lanes, as a card.
+fn step(l: Locale, s: TraceStep) -> impl IntoView {
+    let ms = ms_of(s.at_us);
+    let answered = s.answered_us.filter(|a| a / 100 != s.at_us / 100).map(|a| {
+        view! {
+            <span class="trace-answered">
+                " → " {td_string!(l, trace.answered_at, ms = ms_of(a))}
+            </span>
+        }
+    });
+    let (kind, answer) = answer_text(l, &s.answer);
+    let sent = sent_view(l, s.sent, false);
     view! {
         <span class="trace-who">
                 {texts::actor(l, s.actor)} " · " {td_string!(l, trace.at, ms = ms)}

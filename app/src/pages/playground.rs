@@ -10,13 +10,14 @@ use outbox_lab::input::{AttemptFields, AttemptSpec, Mistakes};
 use outbox_lab::outcome::{AttemptSettings, CompareReport, Report};
 
 use crate::api::{self, ApiError, Attempt, Race, Reconcile, Reopen, Reset};
+use crate::components::actions::Actions;
 use crate::components::compare::ComparePanel;
 use crate::components::controls::Controls;
 use crate::components::failure_table::FailureTable;
 use crate::components::guarantee::Guarantee;
 use crate::components::header::Header;
 use crate::components::outcome::Outcome;
-use crate::components::tables::Tables;
+use crate::components::tables::{OutsideTables, Tables};
 use crate::components::trace::Trace;
 use crate::i18n::*;
 use crate::links::param;
@@ -34,7 +35,7 @@ pub fn PlaygroundPage() -> impl IntoView {
                 <Playground />
             </main>
             <footer class="footer">
-                <p>{td_string!(l, footer)}</p>
+                <p>{td_string!(l, intro_real)} " " {td_string!(l, footer)}</p>
             </footer>
         </div>
     }
@@ -178,20 +179,29 @@ fn Panels(
         event_id: names::EVENT_ID.to_owned(),
         payload: names::PAYLOAD.to_owned(),
     });
+    let trail = outbox_lab::trail::Trail::of(&report);
     let error = Signal::stored(refusal());
     let report = Signal::stored(report);
     let frame = use_context::<crate::links::ActionOrigin>().and_then(|o| o.frame_token);
     view! {
         <div class="workbench">
-            <Controls initial lang=crate::locale::id(l).to_owned() frame />
+            <Controls initial trail lang=crate::locale::id(l).to_owned() frame />
             <div class="results">
-                <Outcome report error />
-                <Tables report />
+                <div class="results-side">
+                    <Outcome report error />
+                    <Actions />
+                    <div class="panel">
+                        <OutsideTables report />
+                    </div>
+                </div>
+                <div class="results-main">
+                    <Tables report db_only=true />
+                    <Guarantee report />
+                </div>
             </div>
         </div>
         <Trace report />
         <ComparePanel initial=compare />
-        <Guarantee report />
         <FailureTable report />
     }
 }
