@@ -80,7 +80,7 @@ for (const lang of LANGS) {
       await expect(outcome.locator(".outcome-title")).toContainText(
         text(lang, "outcome.naive_event_lost.title"),
       );
-      await expect(page.locator('section.tables table[data-table="kafka"] tbody')).toContainText(
+      await expect(page.locator('.results table[data-table="kafka"] tbody')).toContainText(
         text(lang, "tables.kafka_empty"),
       );
       const db = await dbCounts(await sandboxIn(page, "section.tables"));

@@ -137,7 +137,7 @@ fn table(l: Locale, trace: Vec<TraceStep>) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <div class="table-wrap" tabindex="0" role="region" aria-labelledby="trace-heading">
+        <div class="table-wrap" tabindex="0">
             <table class="trace">
                 <thead>
                     <tr>
