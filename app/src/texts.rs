@@ -15,6 +15,7 @@ use crate::i18n::Locale;
 pub fn crash_label(l: Locale, c: CrashPoint) -> &'static str {
     match c {
         CrashPoint::None => td_string!(l, crash.none.label),
+        CrashPoint::AfterBegin => td_string!(l, crash.after_begin.label),
         CrashPoint::AfterUpdate => td_string!(l, crash.after_update.label),
         CrashPoint::AfterInsert => td_string!(l, crash.after_insert.label),
         CrashPoint::AfterPublish => td_string!(l, crash.after_publish.label),
@@ -26,6 +27,7 @@ pub fn crash_label(l: Locale, c: CrashPoint) -> &'static str {
 pub fn crash_hint(l: Locale, c: CrashPoint) -> &'static str {
     match c {
         CrashPoint::None => td_string!(l, crash.none.hint),
+        CrashPoint::AfterBegin => td_string!(l, crash.after_begin.hint),
         CrashPoint::AfterUpdate => td_string!(l, crash.after_update.hint),
         CrashPoint::AfterInsert => td_string!(l, crash.after_insert.hint),
         CrashPoint::AfterPublish => td_string!(l, crash.after_publish.hint),
@@ -127,6 +129,10 @@ pub fn outcome_text(l: Locale, o: OutcomeId) -> (&'static str, &'static str) {
         OutcomeId::Committed => (
             td_string!(l, outcome.committed.title),
             td_string!(l, outcome.committed.body),
+        ),
+        OutcomeId::CrashedAfterBegin => (
+            td_string!(l, outcome.crashed_after_begin.title),
+            td_string!(l, outcome.crashed_after_begin.body),
         ),
         OutcomeId::CrashedAfterUpdate => (
             td_string!(l, outcome.crashed_after_update.title),
@@ -289,6 +295,7 @@ pub fn actor(l: Locale, a: Actor) -> &'static str {
         Actor::ServicePool => td_string!(l, trace.actor.service_pool),
         Actor::Broker => td_string!(l, trace.actor.broker),
         Actor::Consumer => td_string!(l, trace.actor.consumer),
+        Actor::OtherWriter => td_string!(l, trace.actor.other_writer),
     }
 }
 
@@ -327,7 +334,8 @@ impl Tone {
                 | OutcomeId::NaivePublished
                 | OutcomeId::RetryCommitted
                 | OutcomeId::RaceOneWinner => Tone::Committed,
-                OutcomeId::CrashedAfterUpdate
+                OutcomeId::CrashedAfterBegin
+                | OutcomeId::CrashedAfterUpdate
                 | OutcomeId::CrashedBeforeCommit
                 | OutcomeId::ReconciledNotCommitted => Tone::RolledBack,
                 OutcomeId::GuardRejected

@@ -47,6 +47,8 @@ catalogue_enum! {
     pub enum CrashPoint {
         /// No crash: the function runs to the end.
         None = "none",
+        /// Right after BEGIN, before any statement has written.
+        AfterBegin = "after_begin",
         /// After the guarded UPDATE succeeded, before the INSERT.
         AfterUpdate = "after_update",
         /// After the INSERT succeeded, before COMMIT was sent.
@@ -133,6 +135,8 @@ catalogue_enum! {
     pub enum OutcomeId {
         /// COMMIT returned OK and the process lives on (no publisher runs in 8.2).
         Committed = "committed",
+        /// The process died right after BEGIN: nothing was written, nothing stays.
+        CrashedAfterBegin = "crashed_after_begin",
         /// The process died after the UPDATE; PostgreSQL rolled back.
         CrashedAfterUpdate = "crashed_after_update",
         /// The process died after the INSERT, before COMMIT; PostgreSQL rolled back.
@@ -309,9 +313,16 @@ impl Mode {
     pub fn crash_points(self) -> &'static [CrashPoint] {
         use CrashPoint::*;
         match self {
-            Mode::Outbox => &[None, AfterUpdate, AfterInsert, AfterCommit, CommitReplyLost],
-            Mode::Naive => &[None, AfterUpdate, AfterCommit],
-            Mode::NaivePublishFirst => &[None, AfterUpdate, AfterPublish, AfterCommit],
+            Mode::Outbox => &[
+                None,
+                AfterBegin,
+                AfterUpdate,
+                AfterInsert,
+                AfterCommit,
+                CommitReplyLost,
+            ],
+            Mode::Naive => &[None, AfterBegin, AfterUpdate, AfterCommit],
+            Mode::NaivePublishFirst => &[None, AfterBegin, AfterUpdate, AfterPublish, AfterCommit],
         }
     }
 
@@ -328,6 +339,7 @@ impl Mode {
         match self {
             Mode::Outbox => &[
                 S(Step::Begin),
+                Crash(C::AfterBegin),
                 S(Step::Update),
                 Crash(C::AfterUpdate),
                 S(Step::Insert),
@@ -337,6 +349,7 @@ impl Mode {
             ],
             Mode::Naive => &[
                 S(Step::Begin),
+                Crash(C::AfterBegin),
                 S(Step::Update),
                 Crash(C::AfterUpdate),
                 S(Step::Commit),
@@ -345,6 +358,7 @@ impl Mode {
             ],
             Mode::NaivePublishFirst => &[
                 S(Step::Begin),
+                Crash(C::AfterBegin),
                 S(Step::Update),
                 Crash(C::AfterUpdate),
                 S(Step::Publish),
@@ -384,6 +398,7 @@ pub const STRIP: &[(Slot, &[Mode])] = {
     use Slot::{Crash, Step as S};
     &[
         (S(Step::Begin), &[O, N, P]),
+        (Crash(C::AfterBegin), &[O, N, P]),
         (S(Step::Update), &[O, N, P]),
         (Crash(C::AfterUpdate), &[O, N, P]),
         (S(Step::Insert), &[O]),

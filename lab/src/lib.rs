@@ -5,6 +5,7 @@
 //! - [`input`]: learner input, parsed into valid values.
 //! - [`model`]: the reference model, a pure prediction of every action.
 //! - [`outcome`]: the report that every action answers (shared with the browser).
+//! - [`step`]: the stepper's messages (a transaction held between statements).
 //! - [`trail`]: where an attempt ended, as the timeline draws it.
 //! - [`jsonb`]: what PostgreSQL's `::jsonb` cast accepts and prints.
 //! - `pg` (feature `postgres`): the runner on a real PostgreSQL.
@@ -16,6 +17,7 @@ pub mod input;
 pub mod jsonb;
 pub mod model;
 pub mod outcome;
+pub mod step;
 pub mod trail;
 
 #[cfg(feature = "postgres")]

@@ -102,6 +102,9 @@ fn attempt_outcomes(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
 fn outbox_attempt(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
     let m = &spec.mistakes;
     let one = |o, s: &Snapshot| vec![(o, s.clone())];
+    if spec.crash == CrashPoint::AfterBegin {
+        return one(OutcomeId::CrashedAfterBegin, before);
+    }
     let updates = if m.has(Mistake::UnguardedUpdate) {
         before.ticket(names::TICKET_ID).is_some()
     } else {
@@ -171,9 +174,54 @@ fn outbox_attempt(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
                 })
                 .collect()
         }
-        CrashPoint::AfterUpdate | CrashPoint::AfterPublish => {
+        CrashPoint::AfterBegin | CrashPoint::AfterUpdate | CrashPoint::AfterPublish => {
             unreachable!("handled above, or refused by the input for this mode")
         }
+    }
+}
+
+/// What a stepped transaction held at `at` shows: through its own connection (`None` once no
+/// transaction is open), and through another session (committed data only, which is also what
+/// a crash here leaves).
+pub fn predict_pause(before: &Snapshot, spec: &AttemptSpec, at: CrashPoint) -> PauseViews {
+    let at_crash = AttemptSpec {
+        crash: at,
+        ..spec.clone()
+    };
+    let first_state = |spec: &AttemptSpec| {
+        attempt_outcomes(before, spec)
+            .into_iter()
+            .next()
+            .map(|(_, s)| s)
+            .unwrap_or_else(|| before.clone())
+    };
+    let outside = first_state(&at_crash);
+    let inside = match at {
+        CrashPoint::AfterBegin => Some(outside.clone()),
+        CrashPoint::AfterUpdate => Some(with_status(&outside, names::STATUS_RESOLVED)),
+        CrashPoint::AfterInsert | CrashPoint::AfterPublish => Some(first_state(&AttemptSpec {
+            crash: CrashPoint::None,
+            ..spec.clone()
+        })),
+        CrashPoint::AfterCommit | CrashPoint::None | CrashPoint::CommitReplyLost => None,
+    };
+    PauseViews { inside, outside }
+}
+
+/// The two views of a pause (see [`predict_pause`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PauseViews {
+    pub inside: Option<Snapshot>,
+    pub outside: Snapshot,
+}
+
+/// Another session runs the lesson's guarded UPDATE on `state` once nothing holds the row: it
+/// changes one row if ticket-42 is still open. Returns the rows it changes and the state after.
+pub fn other_writer(state: &Snapshot) -> (u64, Snapshot) {
+    if is_open(state) {
+        (1, with_status(state, names::STATUS_RESOLVED))
+    } else {
+        (0, state.clone())
     }
 }
 
@@ -199,6 +247,9 @@ fn retry_outcomes(state: &Snapshot, spec: &AttemptSpec, first_applied: bool) -> 
 /// Trace A: the status in the ticket database, the event straight to Kafka, no outbox.
 fn naive_attempt(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
     let one = |o, s: Snapshot| vec![(o, s)];
+    if spec.crash == CrashPoint::AfterBegin {
+        return one(OutcomeId::CrashedAfterBegin, before.clone());
+    }
     if !is_open(before) {
         return one(OutcomeId::GuardRejected, before.clone());
     }
@@ -370,13 +421,20 @@ mod tests {
     }
 
     #[test]
-    fn a_resolved_ticket_is_refused_by_the_guard_whatever_the_crash_point() {
+    fn a_resolved_ticket_is_refused_by_the_guard_whatever_the_later_crash_point() {
         let resolved = states(&predict_attempt(
             &initial_state(),
             &attempt(CrashPoint::None),
         ))[0]
             .clone();
+        // A crash right after BEGIN comes before the guard: nothing is asked, nothing changes.
+        let e = predict_attempt(&resolved, &attempt(CrashPoint::AfterBegin));
+        assert_eq!(outcome(&e), OutcomeId::CrashedAfterBegin);
+        assert_eq!(states(&e), vec![resolved.clone()]);
         for &crash in Mode::Outbox.crash_points() {
+            if crash == CrashPoint::AfterBegin {
+                continue;
+            }
             let e = predict_attempt(&resolved, &attempt(crash));
             assert_eq!(outcome(&e), OutcomeId::GuardRejected, "{crash}");
             assert_eq!(states(&e), vec![resolved.clone()]);

@@ -80,6 +80,8 @@ pub enum Actor {
     Broker,
     /// The History consumer, on a connection and commit of its own.
     Consumer,
+    /// Another writer on ticket-42 (the stepper's second session).
+    OtherWriter,
 }
 
 /// What a step sent or what happened at that point.
@@ -282,6 +284,9 @@ pub struct Report {
     pub reconciliation: Option<Reconciliation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub race: Option<RaceReport>,
+    /// A run driven step by step (the stepper).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stepped: Option<crate::step::Stepped>,
 }
 
 impl Report {
@@ -299,6 +304,7 @@ impl Report {
             matches_model: None,
             reconciliation: None,
             race: None,
+            stepped: None,
         }
     }
 }

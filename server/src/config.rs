@@ -67,6 +67,11 @@ impl Config {
                 "PLAYGROUND_RECYCLE_AFTER_SECS",
                 defaults.recycle_after.as_secs(),
             )?),
+            step_sessions: number("PLAYGROUND_STEP_SESSIONS", defaults.step_sessions)?,
+            step_idle: Duration::from_secs(number(
+                "PLAYGROUND_STEP_IDLE_SECS",
+                defaults.step_idle.as_secs(),
+            )?),
             ..defaults
         };
         Ok(Config {

@@ -34,6 +34,12 @@ impl FrameAncestors {
         Ok(FrameAncestors(origins))
     }
 
+    /// Whether `origin` is one of the allowed framing origins.
+    pub fn allows(&self, origin: &str) -> bool {
+        let origin = origin.trim_end_matches('/');
+        self.0.iter().any(|o| o.eq_ignore_ascii_case(origin))
+    }
+
     /// The header's value: `frame-ancestors 'self' <origins>`.
     pub fn header_value(&self) -> HeaderValue {
         let mut value = String::from("frame-ancestors 'self'");

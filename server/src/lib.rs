@@ -9,5 +9,6 @@ pub mod embed;
 pub mod form_redirect;
 pub mod headers;
 pub mod routes;
+pub mod step_socket;
 pub mod unknown_fields;
 pub mod upkeep;

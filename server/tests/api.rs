@@ -212,7 +212,7 @@ async fn a_comparison_runs_beside_the_learners_sandbox_and_is_kept(
         bad.json["message"]
             .as_str()
             .unwrap()
-            .contains("none, after_update, after_commit"),
+            .contains("none, after_begin, after_update, after_commit"),
         "{}",
         bad.json
     );

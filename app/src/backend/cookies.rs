@@ -35,13 +35,18 @@ pub fn set(cookie: &Cookie<'_>) {
     let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() else {
         return;
     };
+    if let Some(value) = line(cookie) {
+        response.append_header(SET_COOKIE, value);
+    }
+}
+
+/// The `Set-Cookie` value for `cookie`.
+pub fn line(cookie: &Cookie<'_>) -> Option<http::HeaderValue> {
     let http_only = if cookie.http_only { "; HttpOnly" } else { "" };
     let secure = if cookie.secure { "; Secure" } else { "" };
     let line = format!(
         "{}={}; Path=/; Max-Age={}; SameSite=Lax{http_only}{secure}",
         cookie.name, cookie.value, cookie.max_age_secs
     );
-    if let Ok(value) = http::HeaderValue::from_str(&line) {
-        response.append_header(SET_COOKIE, value);
-    }
+    http::HeaderValue::from_str(&line).ok()
 }

@@ -11,7 +11,11 @@ use crate::api::ApiError;
 
 impl ApiError {
     pub fn from_lab(err: LabError) -> Self {
-        let l = crate::locale::current();
+        Self::from_lab_in(err, crate::locale::current())
+    }
+
+    /// [`ApiError::from_lab`] in the language `l` (outside a server function).
+    pub fn from_lab_in(err: LabError, l: crate::i18n::Locale) -> Self {
         let (status, code, message): (StatusCode, &str, &str) = match &err {
             LabError::Unavailable(_)
             | LabError::BackendLingers { .. }
@@ -45,6 +49,21 @@ impl ApiError {
                 "nothing_to_reconcile",
                 td_string!(l, errors.nothing_to_reconcile),
             ),
+            LabError::StepBusy => (
+                StatusCode::CONFLICT,
+                "step_busy",
+                td_string!(l, errors.step_busy),
+            ),
+            LabError::StepLimit => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "step_limit",
+                td_string!(l, errors.step_limit),
+            ),
+            LabError::StepInProgress => (
+                StatusCode::CONFLICT,
+                "step_in_progress",
+                td_string!(l, errors.step_in_progress),
+            ),
             LabError::RelayUnsupported => (
                 StatusCode::NOT_IMPLEMENTED,
                 "relay_unsupported",
@@ -68,7 +87,11 @@ impl ApiError {
     }
 
     pub fn from_input(err: InputError) -> Self {
-        let l = crate::locale::current();
+        Self::from_input_in(err, crate::locale::current())
+    }
+
+    /// [`ApiError::from_input`] in the language `l` (outside a server function).
+    pub fn from_input_in(err: InputError, l: crate::i18n::Locale) -> Self {
         let message = match &err {
             InputError::UnknownCrashPoint(v) => {
                 let allowed = ids(CrashPoint::ALL.iter().map(|c| c.id()));
@@ -157,6 +180,18 @@ pub fn cross_site(l: crate::i18n::Locale) -> (ApiError, String) {
         message,
     };
     (error, page)
+}
+
+/// The stepper's refusal of a command, by its stable code, in `l`.
+pub fn step_refusal(l: crate::i18n::Locale, code: &str) -> String {
+    match code {
+        "step_not_now" => td_string!(l, errors.step_not_now),
+        "step_bad_fate" => td_string!(l, errors.step_bad_fate),
+        "relay_unsupported" => td_string!(l, errors.relay_unsupported),
+        "internal" => td_string!(l, errors.internal),
+        _ => td_string!(l, errors.step_bad_command),
+    }
+    .to_owned()
 }
 
 /// Catalogue ids as an error message lists them.

@@ -82,12 +82,31 @@ async fn existing_sandbox(state: &AppState) -> Result<Option<SchemaName>, LabErr
 /// cookie). An embed whose frame URL lacks a token cannot act: the page always has one.
 async fn learner_sandbox(state: &AppState) -> Result<SchemaName, LabError> {
     let parts = request_parts();
-    let secure = parts
-        .as_ref()
-        .is_some_and(|p| state.web.is_https(&p.headers));
-    let named = parts
-        .as_ref()
-        .map_or(Named::Cookie(None), |p| named(p, secure));
+    let (sandbox, cookie) = claim_for(state, parts.as_ref()).await?;
+    if let Some(line) = cookie
+        && let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>()
+    {
+        response.append_header(http::header::SET_COOKIE, line);
+    }
+    Ok(sandbox)
+}
+
+/// The learner's sandbox for a request served outside the server functions (the stepper's
+/// WebSocket), by the same rules: a newcomer's first action claims one. Also answers the
+/// `Set-Cookie` line to send when a sandbox was claimed outside a frame.
+pub async fn learner_sandbox_of(
+    state: &AppState,
+    parts: &http::request::Parts,
+) -> Result<(SchemaName, Option<http::HeaderValue>), LabError> {
+    claim_for(state, Some(parts)).await
+}
+
+async fn claim_for(
+    state: &AppState,
+    parts: Option<&http::request::Parts>,
+) -> Result<(SchemaName, Option<http::HeaderValue>), LabError> {
+    let secure = parts.is_some_and(|p| state.web.is_https(&p.headers));
+    let named = parts.map_or(Named::Cookie(None), |p| named(p, secure));
     let (token, in_frame) = match named {
         Named::Frame(None) => return Err(LabError::SandboxGone("embed".to_owned())),
         Named::Frame(Some(token)) => (Some(token), true),
@@ -96,7 +115,7 @@ async fn learner_sandbox(state: &AppState) -> Result<SchemaName, LabError> {
     if let Some(token) = &token
         && let Some(sandbox) = state.lab.find_sandbox(token).await?
     {
-        return Ok(sandbox);
+        return Ok((sandbox, None));
     }
     // A frame keeps the token its URL already carries; a cookie that names no sandbox (forged,
     // or its sandbox reaped) is replaced by a fresh token.
@@ -105,21 +124,21 @@ async fn learner_sandbox(state: &AppState) -> Result<SchemaName, LabError> {
         _ => SandboxToken::generate(),
     };
     let client = parts
-        .as_ref()
         .and_then(|p| state.web.client_address(p))
         .unwrap_or_else(|| "unknown".to_owned());
     let (token, sandbox) = state.lab.claim_sandbox_for(token, Some(&client)).await?;
-    if !in_frame {
-        let cookie = cookies::Cookie {
-            name: sandbox_cookie(secure),
-            value: token.as_str(),
-            max_age_secs: cookies::ONE_YEAR,
-            http_only: true,
-            secure,
-        };
-        cookies::set(&cookie);
-    }
-    Ok(sandbox)
+    let cookie = (!in_frame)
+        .then(|| {
+            cookies::line(&cookies::Cookie {
+                name: sandbox_cookie(secure),
+                value: token.as_str(),
+                max_age_secs: cookies::ONE_YEAR,
+                http_only: true,
+                secure,
+            })
+        })
+        .flatten();
+    Ok((sandbox, cookie))
 }
 
 /// Runs `act` on the learner's sandbox and maps the lab's errors at the edge: the body of

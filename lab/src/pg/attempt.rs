@@ -28,6 +28,51 @@ pub const INSERT_OUTBOX_DO_NOTHING: &str = "INSERT INTO outbox (event_id, aggreg
 /// prove a crash's backend is gone, the second for reconciliation).
 pub const ENTER_SANDBOX: &str =
     "SELECT set_config('search_path', $1, true), pg_backend_pid(), pg_current_xact_id()::text";
+/// The same for a stepped transaction, which must show when PostgreSQL really assigns its id
+/// (at the first write), so it does not force one.
+pub const ENTER_SANDBOX_LAZY_XID: &str = "SELECT set_config('search_path', $1, true), pg_backend_pid(), COALESCE(pg_current_xact_id_if_assigned()::text, '')";
+
+/// What happens at a pause of the function (a crash point of its mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Go {
+    /// The next statement runs.
+    On,
+    /// The process dies here.
+    Die,
+}
+
+/// Holds the function at its pauses. The one-shot attempt decides up front ([`Planned`]); the
+/// stepper asks the learner.
+pub trait Pauses: Send {
+    /// Called at each crash point of the mode, in order. `conn` is the transaction's
+    /// connection while one is open (`None` after COMMIT).
+    fn at(
+        &mut self,
+        point: CrashPoint,
+        conn: Option<&mut PgConnection>,
+        trace: &mut Tracer,
+    ) -> impl std::future::Future<Output = Result<Go, LabError>> + Send;
+
+    /// Whether BEGIN forces a transaction id at once (the one-shot run notes it for
+    /// reconciliation); the stepper lets PostgreSQL assign it at the first write.
+    fn forces_xid(&self) -> bool {
+        true
+    }
+}
+
+/// The one-shot run: the process dies at the chosen crash point, nowhere else.
+pub struct Planned(pub CrashPoint);
+
+impl Pauses for Planned {
+    async fn at(
+        &mut self,
+        point: CrashPoint,
+        _conn: Option<&mut PgConnection>,
+        _trace: &mut Tracer,
+    ) -> Result<Go, LabError> {
+        Ok(if point == self.0 { Go::Die } else { Go::On })
+    }
+}
 
 /// Where the lesson's function stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,18 +102,47 @@ pub struct Place<'a> {
     pub sandbox: &'a SchemaName,
 }
 
-/// Runs the attempt's function on `conn` and records every step in `trace`.
+/// Runs the attempt's function on `conn`, dying where `spec.crash` says, and records every
+/// step in `trace`.
 pub async fn resolve_ticket(
     conn: &mut PgConnection,
     place: Place<'_>,
     spec: &AttemptSpec,
     trace: &mut Tracer,
 ) -> Result<Attempted, LabError> {
-    let (tx, backend_pid, xid) = begin_in_sandbox(conn, place.sandbox, trace).await?;
+    run_function(conn, place, spec, &mut Planned(spec.crash), trace).await
+}
+
+/// Runs the attempt's function on `conn`, held at each pause by `pauses`.
+pub async fn run_function<P: Pauses>(
+    conn: &mut PgConnection,
+    place: Place<'_>,
+    spec: &AttemptSpec,
+    pauses: &mut P,
+    trace: &mut Tracer,
+) -> Result<Attempted, LabError> {
+    let enter = if pauses.forces_xid() {
+        ENTER_SANDBOX
+    } else {
+        ENTER_SANDBOX_LAZY_XID
+    };
+    let (mut tx, backend_pid, xid) = begin_with(conn, place.sandbox, enter, trace).await?;
+    if pauses
+        .at(CrashPoint::AfterBegin, Some(&mut *tx), trace)
+        .await?
+        == Go::Die
+    {
+        std::mem::forget(tx);
+        return Ok(Attempted {
+            stop: Stop::Crash(OutcomeId::CrashedAfterBegin),
+            backend_pid,
+            xid,
+        });
+    }
     let stop = match spec.mode {
-        Mode::Outbox => outbox_steps(tx, place, spec, trace).await?,
+        Mode::Outbox => outbox_steps(tx, place, spec, pauses, trace).await?,
         Mode::Naive | Mode::NaivePublishFirst => {
-            super::naive::naive_steps(tx, place, spec, trace).await?
+            super::naive::naive_steps(tx, place, spec, pauses, trace).await?
         }
     };
     Ok(Attempted {
@@ -84,10 +158,19 @@ pub async fn begin_in_sandbox<'c>(
     sandbox: &SchemaName,
     trace: &mut Tracer,
 ) -> Result<(Transaction<'c, Postgres>, i32, String), LabError> {
+    begin_with(conn, sandbox, ENTER_SANDBOX, trace).await
+}
+
+async fn begin_with<'c>(
+    conn: &'c mut PgConnection,
+    sandbox: &SchemaName,
+    enter: &'static str,
+    trace: &mut Tracer,
+) -> Result<(Transaction<'c, Postgres>, i32, String), LabError> {
     trace.enter(Step::Begin);
     let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
     trace.sql(Actor::Service, "BEGIN", &[], done(), TxState::Open);
-    let (_, backend_pid, xid): (String, i32, String) = sqlx::query_as(ENTER_SANDBOX)
+    let (_, backend_pid, xid): (String, i32, String) = sqlx::query_as(enter)
         .bind(sandbox.as_str())
         .fetch_one(&mut *tx)
         .await
@@ -95,7 +178,7 @@ pub async fn begin_in_sandbox<'c>(
     let values = vec![sandbox.to_string(), backend_pid.to_string(), xid.clone()];
     trace.sql(
         Actor::Playground,
-        ENTER_SANDBOX,
+        enter,
         &[sandbox.as_str()],
         Answer::Values { values },
         TxState::Open,
@@ -172,10 +255,11 @@ fn finish_statement(
 }
 
 /// Lesson 8.2's function, with the chosen mistakes.
-async fn outbox_steps(
+async fn outbox_steps<P: Pauses>(
     mut tx: Transaction<'_, Postgres>,
     place: Place<'_>,
     spec: &AttemptSpec,
+    pauses: &mut P,
     trace: &mut Tracer,
 ) -> Result<Stop, LabError> {
     let m = &spec.mistakes;
@@ -206,7 +290,11 @@ async fn outbox_steps(
         return Ok(Stop::Returned(OutcomeId::GuardRejected));
     }
 
-    if spec.crash == CrashPoint::AfterUpdate {
+    if pauses
+        .at(CrashPoint::AfterUpdate, Some(&mut *tx), trace)
+        .await?
+        == Go::Die
+    {
         // Forgetting the handle skips sqlx's queued ROLLBACK: the process is simply gone.
         std::mem::forget(tx);
         return Ok(Stop::Crash(lost(OutcomeId::CrashedAfterUpdate)));
@@ -229,7 +317,11 @@ async fn outbox_steps(
         }
     };
 
-    if spec.crash == CrashPoint::AfterInsert {
+    if pauses
+        .at(CrashPoint::AfterInsert, Some(&mut *tx), trace)
+        .await?
+        == Go::Die
+    {
         std::mem::forget(tx);
         let outcome = if insert_outside && inserted {
             OutcomeId::OrphanIntent
@@ -243,7 +335,7 @@ async fn outbox_steps(
     if let Some(stop) = commit(tx, trace).await? {
         return Ok(stop);
     }
-    if spec.crash == CrashPoint::AfterCommit {
+    if pauses.at(CrashPoint::AfterCommit, None, trace).await? == Go::Die {
         return Ok(Stop::Crash(OutcomeId::CommittedThenCrashed));
     }
     // Nobody checked the INSERT's row count: the function reports success either way.

@@ -42,6 +42,15 @@ pub enum LabError {
     /// No attempt of this sandbox has a transaction id to reconcile.
     #[error("no attempt awaits reconciliation")]
     NothingToReconcile,
+    /// A transaction of this sandbox is being stepped through: one at a time.
+    #[error("a stepped transaction is already open on this sandbox")]
+    StepBusy,
+    /// This process holds as many stepped transactions as it may.
+    #[error("too many stepped transactions are open")]
+    StepLimit,
+    /// An action was asked while a stepped transaction holds the sandbox.
+    #[error("a stepped transaction holds this sandbox")]
+    StepInProgress,
     /// The database URL or the database's set-up is wrong.
     #[error("database configuration: {0}")]
     Config(String),

@@ -4,6 +4,7 @@
 //! - [`crash`]: killing a connection without a goodbye, and proving the backend is gone.
 //! - [`wire_fault`]: a TCP relay that loses a COMMIT or its reply.
 //! - [`sandbox`], [`names`]: per-learner schemas, their registry and identifiers.
+//! - [`stepper`]: the same function held at each pause, for the learner to step through.
 //! - [`runner`]: [`Lab`], the façade every action goes through; `actions`: one file per action.
 
 mod actions;
@@ -20,6 +21,7 @@ pub mod runner;
 pub mod sandbox;
 pub mod sandbox_lock;
 pub mod sandbox_tx;
+pub mod stepper;
 pub mod trace;
 pub mod wire_fault;
 

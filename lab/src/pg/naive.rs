@@ -7,17 +7,18 @@ use crate::catalog::{CrashPoint, Mode, OutcomeId, Step, names::TICKET_ID};
 use crate::input::AttemptSpec;
 use crate::outcome::Actor;
 
-use super::attempt::{GUARDED_UPDATE, Place, Stop, commit, statement};
+use super::attempt::{GUARDED_UPDATE, Go, Pauses, Place, Stop, commit, statement};
 use super::broker;
 use super::error::LabError;
 use super::sandbox_tx;
 use super::trace::Tracer;
 
 /// The naive function after BEGIN: UPDATE, then COMMIT and publish in the mode's order.
-pub async fn naive_steps(
+pub async fn naive_steps<P: Pauses>(
     mut tx: Transaction<'_, Postgres>,
     place: Place<'_>,
     spec: &AttemptSpec,
+    pauses: &mut P,
     trace: &mut Tracer,
 ) -> Result<Stop, LabError> {
     trace.enter(Step::Update);
@@ -28,7 +29,11 @@ pub async fn naive_steps(
         sandbox_tx::rollback(tx, Actor::Service, trace).await?;
         return Ok(Stop::Returned(OutcomeId::GuardRejected));
     }
-    if spec.crash == CrashPoint::AfterUpdate {
+    if pauses
+        .at(CrashPoint::AfterUpdate, Some(&mut *tx), trace)
+        .await?
+        == Go::Die
+    {
         std::mem::forget(tx);
         return Ok(Stop::Crash(OutcomeId::CrashedAfterUpdate));
     }
@@ -38,22 +43,28 @@ pub async fn naive_steps(
         // ticket transaction does.
         trace.enter(Step::Publish);
         broker::publish_and_consume(place.pool, place.sandbox, payload, trace).await?;
-        if spec.crash == CrashPoint::AfterPublish {
+        if pauses
+            .at(CrashPoint::AfterPublish, Some(&mut *tx), trace)
+            .await?
+            == Go::Die
+        {
             std::mem::forget(tx);
             return Ok(Stop::Crash(OutcomeId::NaivePhantomEvent));
         }
         if let Some(stop) = commit(tx, trace).await? {
             return Ok(stop);
         }
-        return Ok(match spec.crash {
-            CrashPoint::AfterCommit => Stop::Crash(OutcomeId::NaivePublished),
-            _ => Stop::Returned(OutcomeId::NaivePublished),
-        });
+        return Ok(
+            match pauses.at(CrashPoint::AfterCommit, None, trace).await? {
+                Go::Die => Stop::Crash(OutcomeId::NaivePublished),
+                Go::On => Stop::Returned(OutcomeId::NaivePublished),
+            },
+        );
     }
     if let Some(stop) = commit(tx, trace).await? {
         return Ok(stop);
     }
-    if spec.crash == CrashPoint::AfterCommit {
+    if pauses.at(CrashPoint::AfterCommit, None, trace).await? == Go::Die {
         // The status is durable; the event existed only in this process's memory.
         return Ok(Stop::Crash(OutcomeId::NaiveEventLost));
     }

@@ -45,6 +45,12 @@ pub struct LabConfig {
     pub claims_per_client: RateLimit,
     /// At the maximum, a learner's sandbox idle this long may be reset for a newcomer.
     pub recycle_after: Duration,
+    /// Stepped transactions at once in this process (each holds a connection of its own).
+    pub step_sessions: usize,
+    /// A stepped transaction left idle this long is ended by PostgreSQL itself.
+    pub step_idle: Duration,
+    /// How long the stepper's other writer waits for the held row lock.
+    pub step_waiter_lock_timeout: Duration,
 }
 
 impl Default for LabConfig {
@@ -72,6 +78,10 @@ impl Default for LabConfig {
                 burst: 60.0,
             },
             recycle_after: Duration::from_secs(600),
+            step_sessions: 16,
+            step_idle: Duration::from_secs(120),
+            // Long enough to read the pause and press COMMIT; short enough to meet 55P03.
+            step_waiter_lock_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -101,6 +111,7 @@ pub(super) struct Inner {
     /// Connections that hold the sandboxes' advisory locks, apart from the working pool.
     lock_pool: PgPool,
     outage: super::outage::Outage,
+    pub(super) stepping: super::stepper::Stepping,
 }
 
 impl Lab {
@@ -133,6 +144,7 @@ impl Lab {
             .max_connections(config.pool_max)
             .acquire_timeout(config.acquire_timeout)
             .connect_lazy_with(connect.clone());
+        let config_sessions = config.step_sessions;
         Lab {
             inner: Arc::new(Inner {
                 pool,
@@ -142,6 +154,7 @@ impl Lab {
                 local_locks: LocalLocks::default(),
                 lock_pool,
                 outage: Default::default(),
+                stepping: super::stepper::Stepping::new(config_sessions),
             }),
         }
     }
@@ -238,7 +251,7 @@ impl Lab {
         });
     }
 
-    async fn lock_sandbox(&self, sandbox: &SchemaName) -> Result<SandboxLock, LabError> {
+    pub(super) async fn lock_sandbox(&self, sandbox: &SchemaName) -> Result<SandboxLock, LabError> {
         SandboxLock::acquire(&self.inner.local_locks, &self.inner.lock_pool, sandbox).await
     }
 
@@ -248,6 +261,11 @@ impl Lab {
         sandbox: &SchemaName,
         action: impl Future<Output = Result<T, LabError>>,
     ) -> Result<T, LabError> {
+        // A stepped transaction holds the sandbox for minutes: say so at once, not after a
+        // wait for its lock.
+        if self.inner.stepping.holds(sandbox) {
+            return Err(LabError::StepInProgress);
+        }
         let lock = self.lock_sandbox(sandbox).await?;
         let result = action.await;
         // On an error the lock is dropped: its session is closed, which releases it too.
@@ -332,6 +350,7 @@ impl Lab {
             matches_model: Some(matches_model),
             reconciliation: None,
             race: None,
+            stepped: None,
         };
         decorate(&mut report);
         let (pending, keep) = match &pending {

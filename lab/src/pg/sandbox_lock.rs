@@ -65,8 +65,12 @@ impl SandboxLock {
             .execute(&mut *conn)
             .await;
         if let Err(e) = locked {
-            // lock_timeout: another process has held this sandbox for seconds.
+            // lock_timeout: another process has held this sandbox for seconds — a stepped
+            // transaction (it names itself by its application_name), or a busy learner.
             return Err(match sqlstate(&e).as_deref() {
+                Some("55P03") if stepped_elsewhere(&mut conn, sandbox).await => {
+                    LabError::StepInProgress
+                }
                 Some("55P03") => LabError::RateLimited,
                 _ => LabError::from_sqlx(e),
             });
@@ -99,4 +103,14 @@ impl Drop for SandboxLock {
             conn.close_on_drop();
         }
     }
+}
+
+/// Whether a stepped transaction of `sandbox` is open in any server process.
+async fn stepped_elsewhere(conn: &mut sqlx::PgConnection, sandbox: &SchemaName) -> bool {
+    let name = format!("{}{sandbox}", super::stepper::APPLICATION_PREFIX);
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = $1)")
+        .bind(name)
+        .fetch_one(conn)
+        .await
+        .unwrap_or(false)
 }

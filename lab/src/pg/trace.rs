@@ -42,6 +42,11 @@ impl Tracer {
         }
     }
 
+    /// When the action started (a lane of it runs on the same clock).
+    pub fn start(&self) -> Instant {
+        self.start
+    }
+
     /// Microseconds since the action started.
     pub fn now_us(&self) -> u64 {
         u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX)
@@ -85,6 +90,10 @@ impl Tracer {
             params: params.iter().map(|p| (*p).to_owned()).collect(),
         };
         self.push(actor, sent, answer, tx);
+    }
+
+    pub fn steps(&self) -> &[TraceStep] {
+        &self.steps
     }
 
     pub fn steps_mut(&mut self) -> &mut [TraceStep] {

@@ -9,6 +9,7 @@
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -37,6 +38,7 @@ pub struct RelayReport {
 pub struct Relay {
     addr: SocketAddr,
     task: JoinHandle<io::Result<RelayReport>>,
+    fault: Arc<OnceLock<CommitFault>>,
 }
 
 /// Where the relay connects to.
@@ -48,16 +50,31 @@ pub struct Upstream {
 
 impl Relay {
     pub async fn start(upstream: Upstream, fault: CommitFault) -> io::Result<Relay> {
+        let relay = Self::start_unarmed(upstream).await?;
+        relay.arm(fault);
+        Ok(relay)
+    }
+
+    /// A relay that passes every COMMIT through until [`Relay::arm`] chooses its fault (the
+    /// stepper decides at the COMMIT step, long after connecting).
+    pub async fn start_unarmed(upstream: Upstream) -> io::Result<Relay> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
+        let fault = Arc::new(OnceLock::new());
+        let armed = Arc::clone(&fault);
         let task = tokio::spawn(async move {
             let (client, _) = listener.accept().await?;
             let server = TcpStream::connect((upstream.host.as_str(), upstream.port)).await?;
             client.set_nodelay(true)?;
             server.set_nodelay(true)?;
-            pump(client, server, fault).await
+            pump(client, server, &armed).await
         });
-        Ok(Relay { addr, task })
+        Ok(Relay { addr, task, fault })
+    }
+
+    /// Applies `fault` to the next COMMIT; a relay is armed at most once.
+    pub fn arm(&self, fault: CommitFault) {
+        let _ = self.fault.set(fault);
     }
 
     pub fn port(&self) -> u16 {
@@ -86,7 +103,7 @@ impl Drop for Relay {
 async fn pump(
     mut client: TcpStream,
     mut server: TcpStream,
-    fault: CommitFault,
+    fault: &OnceLock<CommitFault>,
 ) -> io::Result<RelayReport> {
     let mut from_client = Frames::new(true);
     let mut client_buf = vec![0u8; 16 * 1024];
@@ -104,7 +121,7 @@ async fn pump(
                 }
                 from_client.extend(&client_buf[..n]);
                 while let Some(frame) = from_client.next_frame()? {
-                    if is_commit(&frame) {
+                    if let (true, Some(&fault)) = (is_commit(&frame), fault.get()) {
                         // Returning drops both sockets: the cut.
                         return match fault {
                             CommitFault::DropCommit => Ok(RelayReport {

@@ -77,14 +77,14 @@ impl Lab {
 
     /// The mistake `new_event_id_on_retry`: the client takes the unknown COMMIT for a failure
     /// and runs the function again with a fresh event_id.
-    async fn retry_with_fresh_id(
+    pub(in crate::pg) async fn retry_with_fresh_id(
         &self,
         place: Place<'_>,
         spec: &AttemptSpec,
         first_xid: &str,
         trace: &mut Tracer,
     ) -> Result<OutcomeId, LabError> {
-        const XACT_STATUS: &str = "SELECT pg_xact_status($1::xid8)";
+        const XACT_STATUS: &str = "SELECT pg_xact_status(NULLIF($1, '')::xid8)";
         let retry = spec.fresh_id_retry();
         trace.enter(Step::Retry);
         trace.push(
@@ -147,11 +147,27 @@ impl Lab {
             .await
             .map_err(|_| LabError::Config("the runner is shutting down".into()))?;
         let relay = if spec.crash.needs_relay() {
-            Some(self.start_relay(spec.commit_fate).await?)
+            Some(self.start_relay(Some(spec.commit_fate)).await?)
         } else {
             None
         };
-        let options = match &relay {
+        let mut conn = self.connect_own(relay.as_ref()).await?;
+        let place = Place {
+            pool: self.pool(),
+            sandbox,
+        };
+        let attempted = attempt::resolve_ticket(&mut conn, place, spec, trace).await?;
+        self.settle_own_connection(conn, &attempted, relay, trace)
+            .await?;
+        Ok(attempted)
+    }
+
+    /// A connection of its own, through `relay` if there is one.
+    pub(in crate::pg) async fn connect_own(
+        &self,
+        relay: Option<&Relay>,
+    ) -> Result<PgConnection, LabError> {
+        let options = match relay {
             Some(relay) => self
                 .inner
                 .connect
@@ -161,14 +177,21 @@ impl Lab {
                 .ssl_mode(PgSslMode::Disable),
             None => self.inner.connect.clone(),
         };
-        let mut conn = PgConnection::connect_with(&options)
+        PgConnection::connect_with(&options)
             .await
-            .map_err(LabError::from_sqlx)?;
-        let place = Place {
-            pool: self.pool(),
-            sandbox,
-        };
-        let attempted = attempt::resolve_ticket(&mut conn, place, spec, trace).await?;
+            .map_err(LabError::from_sqlx)
+    }
+
+    /// Ends an own connection the way its function stopped: closed politely when the function
+    /// returned, killed without a word when the process died, dropped when COMMIT's reply was
+    /// lost; then waits until PostgreSQL's backend is gone.
+    pub(in crate::pg) async fn settle_own_connection(
+        &self,
+        conn: PgConnection,
+        attempted: &attempt::Attempted,
+        relay: Option<Relay>,
+        trace: &mut Tracer,
+    ) -> Result<(), LabError> {
         match attempted.stop {
             Stop::Returned(_) => {
                 // The function returned before its crash point: the process lives on.
@@ -208,10 +231,14 @@ impl Lab {
                 .await?;
             }
         }
-        Ok(attempted)
+        Ok(())
     }
 
-    async fn start_relay(&self, fate: CommitFate) -> Result<Relay, LabError> {
+    /// A relay for a lost COMMIT reply: armed with `fate` now, or later (`None`, the stepper).
+    pub(in crate::pg) async fn start_relay(
+        &self,
+        fate: Option<CommitFate>,
+    ) -> Result<Relay, LabError> {
         let c = &self.inner.connect;
         if c.get_socket().is_some()
             || matches!(
@@ -221,17 +248,17 @@ impl Lab {
         {
             return Err(LabError::RelayUnsupported);
         }
-        let fault = match fate {
-            CommitFate::Applied => CommitFault::DropReply,
-            CommitFate::NotApplied => CommitFault::DropCommit,
-            CommitFate::Random if rand::random::<bool>() => CommitFault::DropReply,
-            CommitFate::Random => CommitFault::DropCommit,
-        };
         let upstream = Upstream {
             host: c.get_host().to_owned(),
             port: c.get_port(),
         };
-        Relay::start(upstream, fault).await.map_err(LabError::Relay)
+        let relay = Relay::start_unarmed(upstream)
+            .await
+            .map_err(LabError::Relay)?;
+        if let Some(fate) = fate {
+            relay.arm(fault_of(fate));
+        }
+        Ok(relay)
     }
 
     /// Waits until PostgreSQL's backend of a dead connection exits, and records it.
@@ -246,6 +273,8 @@ impl Lab {
         // An abandoned transaction is not assumed rolled back: PostgreSQL is asked what became
         // of its id. After a lost reply the client still does not know, so nothing is asked.
         let (tx, answer) = match tx_before {
+            // A transaction that never wrote has no id to ask about: it ended with its backend.
+            TxState::Abandoned if xid.is_empty() => (TxState::RolledBack, Answer::Nothing),
             TxState::Abandoned => {
                 let status = crash::xact_status(self.pool(), xid).await?;
                 let tx = match status.as_deref() {
@@ -261,6 +290,17 @@ impl Lab {
         };
         trace.push(Actor::Postgres, Sent::BackendGone { pid }, answer, tx);
         Ok(())
+    }
+}
+
+/// What the relay does for a fate; `random` is drawn here, so the learner finds out only by
+/// reconciling.
+pub(in crate::pg) fn fault_of(fate: CommitFate) -> CommitFault {
+    match fate {
+        CommitFate::Applied => CommitFault::DropReply,
+        CommitFate::NotApplied => CommitFault::DropCommit,
+        CommitFate::Random if rand::random::<bool>() => CommitFault::DropReply,
+        CommitFate::Random => CommitFault::DropCommit,
     }
 }
 

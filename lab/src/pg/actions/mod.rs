@@ -3,6 +3,7 @@
 //! sandbox lock, and judging a report against the model before keeping it.
 
 mod attempt;
+pub(super) use attempt::fault_of;
 mod compare;
 mod race;
 mod reconcile;

@@ -1,0 +1,270 @@
+//! The stepper's pauses: at each crash point of the function, the views from inside and from
+//! outside, and the learner's next command.
+
+use std::time::Duration;
+
+use sqlx::PgConnection;
+use sqlx::types::Json;
+use tokio::sync::mpsc;
+
+use crate::catalog::{CommitFate, CrashPoint, Slot, Step};
+use crate::input::AttemptSpec;
+use crate::model;
+use crate::outcome::{Actor, Snapshot, TxState};
+use crate::step::{Backend, Command, LockRow, Message, Pause, WaiterState};
+
+use super::super::attempt::{Go, Pauses};
+use super::super::error::LabError;
+use super::super::names::SchemaName;
+use super::super::runner::Lab;
+use super::super::trace::{Tracer, answer_of};
+use super::super::wire_fault::Relay;
+use super::refused;
+use super::writer::WaiterTask;
+
+/// The stepper's [`Pauses`]: at each pause, show the views and wait for the learner.
+pub(super) struct Held<'a> {
+    pub(super) lab: &'a Lab,
+    pub(super) sandbox: &'a SchemaName,
+    pub(super) spec: &'a AttemptSpec,
+    /// The state the model starts from: the tables before the run, plus a writer's change
+    /// that committed before the held transaction first wrote.
+    pub(super) base: Snapshot,
+    pub(super) commands: &'a mut mpsc::Receiver<Command>,
+    pub(super) out: &'a mpsc::Sender<Message>,
+    pub(super) relay: Option<&'a Relay>,
+    pub(super) waiter: Option<WaiterTask>,
+    /// The transaction id once PostgreSQL has assigned one.
+    pub(super) xid: String,
+    pub(super) pid: i32,
+    pub(super) ended_at: CrashPoint,
+    pub(super) lost_reply: Option<CommitFate>,
+    pub(super) idle_timeout: bool,
+    /// `base` includes the writer's change.
+    pub(super) base_has_writer: bool,
+}
+
+impl Pauses for Held<'_> {
+    fn forces_xid(&self) -> bool {
+        false
+    }
+
+    async fn at(
+        &mut self,
+        point: CrashPoint,
+        mut conn: Option<&mut PgConnection>,
+        trace: &mut Tracer,
+    ) -> Result<Go, LabError> {
+        let next = next_step(self.spec, point);
+        let mut show = true;
+        loop {
+            if show {
+                let pause = self.look(point, next, conn.as_deref_mut(), trace).await?;
+                if self
+                    .out
+                    .send(Message::Pause(Box::new(pause)))
+                    .await
+                    .is_err()
+                {
+                    self.ended_at = point;
+                    return Ok(Go::Die);
+                }
+            }
+            show = true;
+            let idle = self.lab.config().step_idle;
+            // PostgreSQL ends an idle transaction after `idle`; a moment later the stepper
+            // asks, and PostgreSQL's own FATAL is what the learner sees.
+            let command = tokio::time::timeout(idle + Duration::from_millis(250), async {
+                self.commands.recv().await
+            })
+            .await;
+            match command {
+                Ok(Some(Command::Next)) => return Ok(Go::On),
+                Ok(Some(Command::Crash)) | Ok(None) => {
+                    self.ended_at = point;
+                    return Ok(Go::Die);
+                }
+                Ok(Some(Command::CommitReplyLost { commit_fate })) => {
+                    let Some(fate) = CommitFate::parse(&commit_fate) else {
+                        self.refuse("step_bad_fate").await;
+                        show = false;
+                        continue;
+                    };
+                    let (Some(relay), Some(Step::Commit), Some(c)) =
+                        (self.relay, next, conn.as_deref_mut())
+                    else {
+                        let code = if self.relay.is_none() {
+                            "relay_unsupported"
+                        } else {
+                            "step_not_now"
+                        };
+                        self.refuse(code).await;
+                        show = false;
+                        continue;
+                    };
+                    // Reconciliation asks about this id later; a transaction that wrote
+                    // has one already, and asking costs nothing then.
+                    self.xid = current_xid(c, true).await?.unwrap_or_default();
+                    relay.arm(super::super::actions::fault_of(fate));
+                    self.lost_reply = Some(fate);
+                    return Ok(Go::On);
+                }
+                Ok(Some(Command::OtherWriter)) if self.waiter.is_none() => {
+                    let task = WaiterTask::start(self.lab, self.sandbox, trace.start()).await?;
+                    task.wait_until_settled(self.lab).await?;
+                    self.waiter = Some(task);
+                }
+                Ok(Some(Command::OtherWriter)) | Ok(Some(Command::Begin { .. })) => {
+                    self.refuse("step_not_now").await;
+                    show = false;
+                }
+                Err(_) => {
+                    if let Some(c) = conn.as_deref_mut() {
+                        match sqlx::query("SELECT 1").execute(&mut *c).await {
+                            // Not ended yet (a clock between us): wait again.
+                            Ok(_) => continue,
+                            Err(err) => trace.sql(
+                                Actor::Postgres,
+                                "SELECT 1",
+                                &[],
+                                answer_of(&err),
+                                TxState::RolledBack,
+                            ),
+                        }
+                    }
+                    self.idle_timeout = true;
+                    self.ended_at = point;
+                    return Ok(Go::Die);
+                }
+            }
+        }
+    }
+}
+
+impl Held<'_> {
+    async fn refuse(&self, code: &str) {
+        // A learner who is gone cannot be told; the next wait notices.
+        let _ = self.out.send(refused(code)).await;
+    }
+
+    async fn look(
+        &mut self,
+        at: CrashPoint,
+        next: Option<Step>,
+        conn: Option<&mut PgConnection>,
+        trace: &Tracer,
+    ) -> Result<Pause, LabError> {
+        let lab = self.lab;
+        let pool = lab.pool();
+        let inside = match conn {
+            Some(c) => {
+                let (Json(snapshot), xid, pid): (Json<Snapshot>, Option<String>, i32) =
+                    sqlx::query_as(INSIDE)
+                        .bind(self.sandbox.as_str())
+                        .fetch_one(&mut *c)
+                        .await
+                        .map_err(|e| LabError::in_sandbox(e, self.sandbox.as_str()))?;
+                self.pid = pid;
+                if let Some(xid) = xid {
+                    self.xid = xid;
+                }
+                Some(snapshot)
+            }
+            None => None,
+        };
+        let waiter = match &mut self.waiter {
+            Some(task) => Some(task.view(lab).await?),
+            None => None,
+        };
+        // A writer that committed while the held transaction had not written yet changed
+        // the state this transaction starts from.
+        if let Some(w) = &waiter
+            && w.state == WaiterState::Done
+            && w.rows == Some(1)
+            && self.xid.is_empty()
+            && !self.base_has_writer
+        {
+            self.base = model::other_writer(&self.base).1;
+            self.base_has_writer = true;
+        }
+        let outside = lab.snapshot(self.sandbox).await?;
+        let (state,): (Option<String>,) =
+            sqlx::query_as("SELECT (SELECT state FROM pg_stat_activity WHERE pid = $1)")
+                .bind(self.pid)
+                .fetch_one(pool)
+                .await
+                .map_err(LabError::from_sqlx)?;
+        let locks: Vec<(String, Option<String>, String, bool)> = sqlx::query_as(LOCKS)
+            .bind(self.pid)
+            .bind(self.sandbox.as_str())
+            .fetch_all(pool)
+            .await
+            .map_err(LabError::from_sqlx)?;
+        let views = model::predict_pause(&self.base, self.spec, at);
+        let matches_model = views.inside == inside && views.outside == outside;
+        if !matches_model {
+            tracing::warn!(sandbox = %self.sandbox, ?at, ?views, ?inside, ?outside, "a pause differs from the model");
+        }
+        Ok(Pause {
+            at,
+            next,
+            inside,
+            outside,
+            backend: Backend {
+                pid: self.pid,
+                state: state.unwrap_or_default(),
+                xid: (!self.xid.is_empty()).then(|| self.xid.clone()),
+            },
+            locks: locks
+                .into_iter()
+                .map(|(locktype, relation, mode, granted)| LockRow {
+                    locktype,
+                    relation,
+                    mode,
+                    granted,
+                })
+                .collect(),
+            waiter,
+            trace: trace.steps().to_vec(),
+            matches_model,
+        })
+    }
+}
+
+/// The tables through the held connection, and what PostgreSQL says of its transaction.
+const INSIDE: &str =
+    "SELECT lab.snapshot($1), pg_current_xact_id_if_assigned()::text, pg_backend_pid()";
+
+/// The held backend's locks on the sandbox's tables, and on its own transaction id (a row
+/// lock lives in the row itself; a writer queues on the holder's transaction id). The
+/// AccessShareLocks are left out: the playground's own reads through the held connection take
+/// them, the lesson's statements do not.
+const LOCKS: &str = "SELECT l.locktype, c.relname::text, l.mode, l.granted \
+     FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation \
+     WHERE l.pid = $1 AND (l.locktype = 'transactionid' \
+        OR (l.locktype = 'relation' AND c.relkind = 'r' AND l.mode <> 'AccessShareLock' \
+            AND c.relnamespace = to_regnamespace($2))) \
+     ORDER BY l.locktype, c.relname, l.mode";
+
+/// `pg_current_xact_id_if_assigned()`, or — `force` — `pg_current_xact_id()`.
+async fn current_xid(conn: &mut PgConnection, force: bool) -> Result<Option<String>, LabError> {
+    let sql = if force {
+        "SELECT pg_current_xact_id()::text"
+    } else {
+        "SELECT pg_current_xact_id_if_assigned()::text"
+    };
+    sqlx::query_scalar(sql)
+        .fetch_one(conn)
+        .await
+        .map_err(LabError::from_sqlx)
+}
+
+/// The step that runs after `point` in this mode, if any.
+fn next_step(spec: &AttemptSpec, point: CrashPoint) -> Option<Step> {
+    let timeline = spec.mode.timeline();
+    let at = timeline.iter().position(|s| *s == Slot::Crash(point))?;
+    timeline[at + 1..].iter().find_map(|s| match s {
+        Slot::Step(step) => Some(*step),
+        Slot::Crash(_) => None,
+    })
+}

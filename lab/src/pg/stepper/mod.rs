@@ -1,0 +1,250 @@
+//! The stepper: the lesson's function run on a connection of its own and held at each pause
+//! (its crash points) until the learner says what happens next. It is the same function as the
+//! one-shot attempt ([`attempt::run_function`]); only the [`Pauses`] differ.
+//!
+//! At each pause the learner sees the tables through the held connection and through another
+//! session, the backend as `pg_stat_activity` and `pg_locks` show it, and — if they sent one —
+//! another writer queued behind the held row lock. The transaction's real limits apply: left
+//! idle, PostgreSQL ends it (`idle_in_transaction_session_timeout`); a closed socket is the
+//! process dying.
+
+mod held;
+mod writer;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+
+use crate::catalog::{ActionKind, CrashPoint, Mistake, OutcomeId};
+use crate::input::AttemptSpec;
+use crate::model;
+use crate::outcome::Expected;
+use crate::step::{Command, Message, StepError, Stepped, WaiterState};
+
+use super::attempt::{self, Place, Stop};
+use super::error::LabError;
+use super::names::SchemaName;
+use super::runner::{Lab, Pending, PendingAttempt};
+use super::trace::Tracer;
+use held::Held;
+
+/// The stepped connection's `application_name`: other server processes find a sandbox's
+/// stepped transaction by it.
+pub const APPLICATION_PREFIX: &str = "outbox-step:";
+
+/// Which sandboxes are being stepped in this process, and how many connections that holds.
+pub struct Stepping {
+    active: Mutex<HashSet<String>>,
+    slots: Arc<Semaphore>,
+}
+
+impl Stepping {
+    pub fn new(sessions: usize) -> Self {
+        Stepping {
+            active: Mutex::new(HashSet::new()),
+            slots: Arc::new(Semaphore::new(sessions)),
+        }
+    }
+
+    pub fn holds(&self, sandbox: &SchemaName) -> bool {
+        self.set().contains(sandbox.as_str())
+    }
+
+    fn set(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.active
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A run's claim on its sandbox and on one of the process's slots; released on drop.
+struct Claim<'a> {
+    stepping: &'a Stepping,
+    sandbox: String,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.stepping.set().remove(&self.sandbox);
+    }
+}
+
+/// A command the current pause cannot take, by stable code (the server words it).
+fn refused(code: &str) -> Message {
+    Message::Error(StepError {
+        code: code.to_owned(),
+        message: String::new(),
+    })
+}
+
+impl Lab {
+    /// Runs one attempt step by step: pauses go to `out`, the learner's commands come from
+    /// `commands` (closed = the learner is gone = the process dies). Returns the report, which
+    /// is also kept as the sandbox's last report, like `/api/attempt`'s.
+    pub async fn step(
+        &self,
+        sandbox: &SchemaName,
+        spec: &AttemptSpec,
+        commands: &mut mpsc::Receiver<Command>,
+        out: &mpsc::Sender<Message>,
+    ) -> Result<crate::outcome::Report, LabError> {
+        let stepping = &self.inner.stepping;
+        let slot = Arc::clone(&stepping.slots)
+            .try_acquire_owned()
+            .map_err(|_| LabError::StepLimit)?;
+        if !stepping.set().insert(sandbox.to_string()) {
+            return Err(LabError::StepBusy);
+        }
+        let _claim = Claim {
+            stepping,
+            sandbox: sandbox.to_string(),
+            _slot: slot,
+        };
+        let lock = match self.lock_sandbox(sandbox).await {
+            Err(LabError::StepInProgress) => return Err(LabError::StepBusy),
+            other => other?,
+        };
+        let result = self.step_locked(sandbox, spec, commands, out).await;
+        if result.is_ok()
+            && let Err(e) = lock.release().await
+        {
+            tracing::warn!(error = %e, %sandbox, "could not release a sandbox lock cleanly");
+        }
+        result
+    }
+
+    async fn step_locked(
+        &self,
+        sandbox: &SchemaName,
+        spec: &AttemptSpec,
+        commands: &mut mpsc::Receiver<Command>,
+        out: &mpsc::Sender<Message>,
+    ) -> Result<crate::outcome::Report, LabError> {
+        let before = self.snapshot(sandbox).await?;
+        let relay = match self.start_relay(None).await {
+            Ok(relay) => Some(relay),
+            Err(LabError::RelayUnsupported) => None,
+            Err(e) => return Err(e),
+        };
+        let mut conn = self.connect_own(relay.as_ref()).await?;
+        let idle = self.config().step_idle;
+        sqlx::query(
+            "SELECT set_config('idle_in_transaction_session_timeout', $1, false), \
+             set_config('application_name', $2, false)",
+        )
+        .bind(format!("{}ms", idle.as_millis()))
+        .bind(format!("{APPLICATION_PREFIX}{sandbox}"))
+        .execute(&mut conn)
+        .await
+        .map_err(LabError::from_sqlx)?;
+
+        let mut trace = Tracer::new();
+        let mut held = Held {
+            lab: self,
+            sandbox,
+            spec,
+            base: before.clone(),
+            commands,
+            out,
+            relay: relay.as_ref(),
+            waiter: None,
+            xid: String::new(),
+            pid: 0,
+            ended_at: CrashPoint::None,
+            lost_reply: None,
+            idle_timeout: false,
+            base_has_writer: false,
+        };
+        let place = Place {
+            pool: self.pool(),
+            sandbox,
+        };
+        let mut attempted =
+            attempt::run_function(&mut conn, place, spec, &mut held, &mut trace).await?;
+        let Held {
+            base,
+            waiter: writer,
+            xid,
+            ended_at,
+            lost_reply,
+            idle_timeout,
+            base_has_writer,
+            ..
+        } = held;
+        if attempted.xid.is_empty() {
+            attempted.xid = xid;
+        }
+        self.settle_own_connection(conn, &attempted, relay, &mut trace)
+            .await?;
+
+        let final_spec = AttemptSpec {
+            crash: lost_reply.map_or(ended_at, |_| CrashPoint::CommitReplyLost),
+            commit_fate: lost_reply.unwrap_or(spec.commit_fate),
+            ..spec.clone()
+        };
+        let outcome = match attempted.stop {
+            Stop::Returned(o) | Stop::Crash(o) => o,
+            Stop::CommitUnanswered if spec.mistakes.has(Mistake::NewEventIdOnRetry) => {
+                self.retry_with_fresh_id(place, &final_spec, &attempted.xid, &mut trace)
+                    .await?
+            }
+            Stop::CommitUnanswered => OutcomeId::CommitUnknown,
+        };
+        let mut expected = model::predict_attempt(&base, &final_spec);
+        let waiter = match writer {
+            Some(task) => Some(task.finish(&mut trace).await?),
+            None => None,
+        };
+        // A writer that was still queued when the run ended goes on now: the model says what
+        // it finds.
+        let mut waiter_as_modelled = true;
+        if let Some(w) = &waiter
+            && !base_has_writer
+            && w.state != WaiterState::Failed
+        {
+            let mut modelled = Expected { possible: vec![] };
+            for p in &expected.possible {
+                let (rows, state) = model::other_writer(&p.state);
+                if Some(rows) == w.rows {
+                    modelled.possible.push(crate::outcome::Possible {
+                        outcome: p.outcome,
+                        state,
+                    });
+                }
+            }
+            waiter_as_modelled = !modelled.possible.is_empty();
+            if waiter_as_modelled {
+                expected = modelled;
+            }
+        }
+        let stepped = Stepped {
+            ended_at: final_spec.crash,
+            idle_timeout,
+            waiter,
+        };
+        let pending = PendingAttempt {
+            xid: attempted.xid,
+            settings: final_spec.settings(),
+            before: before.clone(),
+        };
+        self.finish(
+            sandbox,
+            ActionKind::Attempt,
+            Some(final_spec.settings()),
+            before,
+            trace,
+            Some(outcome),
+            expected,
+            Pending::Set(pending),
+            |report| {
+                if !waiter_as_modelled {
+                    report.matches_model = Some(false);
+                }
+                report.stepped = Some(stepped);
+            },
+        )
+        .await
+    }
+}

@@ -1,0 +1,213 @@
+//! The stepper's other writer: the lesson's guarded UPDATE of ticket-42 on a second session,
+//! queued behind the held row lock if there is one, with its own lane of the trace.
+
+use std::time::{Duration, Instant};
+
+use sqlx::Connection;
+use tokio::task::JoinHandle;
+
+use crate::catalog::Step;
+use crate::outcome::{Actor, Lane, TxState};
+use crate::step::{Waiter, WaiterState};
+
+use super::super::attempt::GUARDED_UPDATE;
+use super::super::error::{LabError, sqlstate};
+use super::super::names::SchemaName;
+use super::super::runner::Lab;
+use super::super::trace::{Tracer, answer_of, done, rows};
+
+/// What the writer's UPDATE answered (rows, or PostgreSQL's refusal), and its lane.
+type Finished = (Result<Result<u64, sqlx::Error>, LabError>, Tracer);
+
+/// Another writer: the lesson's guarded UPDATE of ticket-42 in a transaction of its own, on a
+/// pooled connection, queued behind the held row lock if there is one.
+pub(super) struct WaiterTask {
+    pid: i32,
+    task: JoinHandle<Finished>,
+    /// Set once the task has been joined: what it did, and its lane of the trace.
+    done: Option<(Waiter, Option<Tracer>)>,
+}
+
+impl WaiterTask {
+    pub(super) async fn start(
+        lab: &Lab,
+        sandbox: &SchemaName,
+        started: Instant,
+    ) -> Result<Self, LabError> {
+        let pool = lab.pool().clone();
+        let sandbox = sandbox.clone();
+        let lock_timeout = lab.config().step_waiter_lock_timeout;
+        let (pid_tx, pid_rx) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let mut trace = Tracer::lane(started, Lane::B);
+            let result = other_writer(&pool, &sandbox, lock_timeout, pid_tx, &mut trace).await;
+            (result, trace)
+        });
+        let Ok(pid) = pid_rx.await else {
+            // The task ended before it had a backend: its error says why.
+            let (result, _) = task.await.map_err(|e| LabError::Config(e.to_string()))?;
+            drop(result?);
+            return Err(LabError::Config("the other writer never started".into()));
+        };
+        Ok(WaiterTask {
+            pid,
+            task,
+            done: None,
+        })
+    }
+
+    /// Waits until the writer is either queued behind a lock or finished, so the pause shows
+    /// which (bounded: PostgreSQL has no notification for "now waiting").
+    pub(super) async fn wait_until_settled(&self, lab: &Lab) -> Result<(), LabError> {
+        let limit = lab.config().backend_exit_timeout;
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if self.task.is_finished() || !blocking_pids(lab, self.pid).await?.is_empty() {
+                return Ok(());
+            }
+            if start.elapsed() >= limit {
+                return Err(LabError::LockWaitNotSeen { pid: self.pid });
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+
+    pub(super) async fn view(&mut self, lab: &Lab) -> Result<Waiter, LabError> {
+        if self.done.is_none() && !self.task.is_finished() {
+            return Ok(Waiter {
+                pid: self.pid,
+                blocked_by: blocking_pids(lab, self.pid).await?,
+                state: WaiterState::Waiting,
+                rows: None,
+                sqlstate: None,
+            });
+        }
+        self.join().await
+    }
+
+    /// Waits for the writer to finish (its lock_timeout bounds it) and adds its lane to `trace`.
+    pub(super) async fn finish(mut self, trace: &mut Tracer) -> Result<Waiter, LabError> {
+        let waiter = self.join().await?;
+        if let Some((_, lane)) = &mut self.done
+            && let Some(lane) = lane.take()
+        {
+            let main = std::mem::take(trace);
+            let start = main.start();
+            *trace = Tracer::merge(start, vec![main, lane]);
+        }
+        Ok(waiter)
+    }
+
+    async fn join(&mut self) -> Result<Waiter, LabError> {
+        if let Some((done, _)) = &self.done {
+            return Ok(done.clone());
+        }
+        let (result, lane) = (&mut self.task)
+            .await
+            .map_err(|e| LabError::Config(e.to_string()))?;
+        let (state, rows, code) = match result? {
+            Ok(n) => (WaiterState::Done, Some(n), None),
+            Err(err) => (WaiterState::Failed, None, sqlstate(&err)),
+        };
+        let waiter = Waiter {
+            pid: self.pid,
+            blocked_by: vec![],
+            state,
+            rows,
+            sqlstate: code,
+        };
+        self.done = Some((waiter.clone(), Some(lane)));
+        Ok(waiter)
+    }
+}
+
+async fn blocking_pids(lab: &Lab, pid: i32) -> Result<Vec<i32>, LabError> {
+    sqlx::query_scalar("SELECT pg_blocking_pids($1)")
+        .bind(pid)
+        .fetch_one(lab.pool())
+        .await
+        .map_err(LabError::from_sqlx)
+}
+
+/// The writer's transaction: its lock_timeout set long enough for a learner to act, and the
+/// statement timeout above it so that the lock wait is what ends it.
+async fn other_writer(
+    pool: &sqlx::PgPool,
+    sandbox: &SchemaName,
+    lock_timeout: Duration,
+    pid_tx: tokio::sync::oneshot::Sender<i32>,
+    trace: &mut Tracer,
+) -> Result<Result<u64, sqlx::Error>, LabError> {
+    const ENTER: &str = "SELECT set_config('search_path', $1, true), \
+        set_config('lock_timeout', $2, true), set_config('statement_timeout', $3, true), \
+        pg_backend_pid()";
+    let mut conn = pool.acquire().await.map_err(LabError::from_sqlx)?;
+    let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
+    trace.enter(Step::Update);
+    trace.sql(Actor::OtherWriter, "BEGIN", &[], done(), TxState::Open);
+    let lock_ms = format!("{}ms", lock_timeout.as_millis());
+    let statement_ms = format!("{}ms", (lock_timeout + Duration::from_secs(5)).as_millis());
+    let (_, _, _, pid): (String, String, String, i32) = sqlx::query_as(ENTER)
+        .bind(sandbox.as_str())
+        .bind(&lock_ms)
+        .bind(&statement_ms)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(LabError::from_sqlx)?;
+    trace.sql(
+        Actor::Playground,
+        ENTER,
+        &[sandbox.as_str(), &lock_ms, &statement_ms],
+        crate::outcome::Answer::Values {
+            values: vec![pid.to_string()],
+        },
+        TxState::Open,
+    );
+    let _ = pid_tx.send(pid);
+    let ticket = crate::catalog::names::TICKET_ID;
+    match sqlx::query(GUARDED_UPDATE)
+        .bind(ticket)
+        .execute(&mut *tx)
+        .await
+    {
+        Ok(r) => {
+            trace.sql(
+                Actor::OtherWriter,
+                GUARDED_UPDATE,
+                &[ticket],
+                rows(r.rows_affected()),
+                TxState::Open,
+            );
+            tx.commit().await.map_err(LabError::from_sqlx)?;
+            trace.sql(
+                Actor::OtherWriter,
+                "COMMIT",
+                &[],
+                done(),
+                TxState::Committed,
+            );
+            Ok(Ok(r.rows_affected()))
+        }
+        Err(err) if matches!(err, sqlx::Error::Database(_)) => {
+            trace.sql(
+                Actor::OtherWriter,
+                GUARDED_UPDATE,
+                &[ticket],
+                answer_of(&err),
+                TxState::Failed,
+            );
+            tx.rollback().await.map_err(LabError::from_sqlx)?;
+            trace.sql(
+                Actor::OtherWriter,
+                "ROLLBACK",
+                &[],
+                done(),
+                TxState::RolledBack,
+            );
+            Ok(Err(err))
+        }
+        Err(err) => Err(LabError::from_sqlx(err)),
+    }
+}

@@ -1,0 +1,136 @@
+//! The stepper's messages: a real transaction held open between two statements, and what
+//! the learner sees at each pause. Plain data shared with the browser; the runner is in
+//! `pg::stepper`, the transport (a WebSocket) in the server.
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{CommitFate, CrashPoint, Step};
+use crate::outcome::{Report, Snapshot, TraceStep};
+
+/// What the learner (or course tooling) sends, one JSON text frame each.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Command {
+    /// Opens the transaction; the fields are `/api/attempt`'s (no crash point: the learner
+    /// chooses it as they go).
+    Begin {
+        #[serde(default)]
+        mode: Option<String>,
+        #[serde(default)]
+        mistakes: Option<String>,
+        #[serde(default)]
+        event_id: Option<String>,
+        #[serde(default)]
+        payload: Option<String>,
+    },
+    /// The next statement runs.
+    Next,
+    /// The process dies here.
+    Crash,
+    /// At the COMMIT step: COMMIT is sent and its reply is lost.
+    CommitReplyLost { commit_fate: String },
+    /// A second connection runs the lesson's guarded UPDATE of ticket-42 now.
+    OtherWriter,
+}
+
+/// What the server sends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Message {
+    /// The transaction is held here.
+    Pause(Box<Pause>),
+    /// The run has ended: the same report as `/api/attempt`.
+    Report(Box<Report>),
+    /// A command was refused; the session goes on where it can.
+    Error(StepError),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepError {
+    pub code: String,
+    pub message: String,
+}
+
+/// One pause: the function between two statements, seen from inside and from outside.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pause {
+    /// The crash point the function is held at.
+    pub at: CrashPoint,
+    /// The step that "next" runs (`None` when the function would simply return).
+    pub next: Option<Step>,
+    /// The tables through the held connection (its own uncommitted changes visible);
+    /// `None` once no transaction is open (after COMMIT).
+    pub inside: Option<Snapshot>,
+    /// The same tables through another session: committed data only.
+    pub outside: Snapshot,
+    /// The held backend as `pg_stat_activity` shows it.
+    pub backend: Backend,
+    /// The locks it holds, from `pg_locks`.
+    pub locks: Vec<LockRow>,
+    /// Another writer, once the learner has sent one.
+    pub waiter: Option<Waiter>,
+    /// The trace so far.
+    pub trace: Vec<TraceStep>,
+    /// Both views are what the reference model predicts for this pause.
+    pub matches_model: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Backend {
+    pub pid: i32,
+    /// `pg_stat_activity.state`, e.g. `idle in transaction`.
+    pub state: String,
+    /// `pg_current_xact_id_if_assigned()`: none until the transaction first writes.
+    pub xid: Option<String>,
+}
+
+/// A lock the held backend holds (or waits for).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockRow {
+    /// `relation` or `transactionid` (a row lock shows as the holder's transaction id,
+    /// which a waiter queues on).
+    pub locktype: String,
+    /// The table, for a relation lock.
+    pub relation: Option<String>,
+    pub mode: String,
+    pub granted: bool,
+}
+
+/// The other writer: the lesson's guarded UPDATE on a second connection.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waiter {
+    pub pid: i32,
+    /// `pg_blocking_pids(pid)` while it waits.
+    pub blocked_by: Vec<i32>,
+    pub state: WaiterState,
+    /// Rows its UPDATE changed, once it has finished.
+    pub rows: Option<u64>,
+    /// PostgreSQL's refusal, e.g. `55P03` when `lock_timeout` cancelled the wait.
+    pub sqlstate: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaiterState {
+    /// Queued behind the held transaction's row lock.
+    Waiting,
+    /// Its UPDATE finished and committed.
+    Done,
+    /// PostgreSQL refused it (lock_timeout).
+    Failed,
+}
+
+/// What a stepped run adds to its report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stepped {
+    /// Where the learner ended it (`none` when it ran to the end).
+    pub ended_at: CrashPoint,
+    /// PostgreSQL ended the idle transaction itself (`idle_in_transaction_session_timeout`).
+    pub idle_timeout: bool,
+    pub waiter: Option<Waiter>,
+}
+
+/// The fate a `commit_reply_lost` command names.
+pub fn parse_fate(raw: &str) -> Option<CommitFate> {
+    CommitFate::parse(raw)
+}
