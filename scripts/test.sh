@@ -52,9 +52,12 @@ E2E_DB="outbox_e2e_$$"
 PORT="$(free_port 3100)"
 log "starting the server on 127.0.0.1:$PORT (database $E2E_DB)"
 # A browser test clicks faster than a learner; a larger request budget keeps it from 429s.
+# Every spec's fresh page is a newcomer from 127.0.0.1, so the suite claims more sandboxes
+# from one address than a classroom would: a larger claim budget too.
 # The embed tests play a course site at http://localhost:4321 that may frame the playground.
 start_release_server "$PORT" "$PG_SERVER_URL/$E2E_DB" \
   PLAYGROUND_RATE_PER_SECOND=100 PLAYGROUND_RATE_BURST=300 \
+  PLAYGROUND_NEW_SANDBOXES_BURST=1000 \
   PLAYGROUND_FRAME_ANCESTORS=http://localhost:4321
 
 log "Playwright in Chromium"

@@ -52,6 +52,28 @@
       });
   });
 
+  // Brings in the server's current page without a reload (the stepper calls this when its
+  // run has ended and the report is kept).
+  window.__playgroundRefresh = function () {
+    var root = document.querySelector("[data-playground]");
+    if (!root) return Promise.resolve();
+    return fetch(window.location.href, {
+      headers: { Accept: "text/html" },
+      credentials: "same-origin",
+    })
+      .then(function (resp) {
+        return resp.text();
+      })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html").querySelector("[data-playground]");
+        if (!fresh) throw new Error("no playground in the answer");
+        swap(root, fresh);
+      })
+      .catch(function () {
+        window.location.reload();
+      });
+  };
+
   // Disables every button of the playground while an action runs; the pressed form's
   // button says what is happening.
   function showBusy(root, form) {

@@ -5,3 +5,6 @@
 
 /// Inlined into the page once, after the playground.
 pub const SCRIPT: &str = include_str!("enhance.js");
+
+/// The stepper's socket and panel (see `components::stepper`), in the same plain JavaScript.
+pub const STEPPER: &str = include_str!("stepper.js");

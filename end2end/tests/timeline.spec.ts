@@ -109,15 +109,18 @@ test("every crash point of every mode, chosen on the strip, gives the API's outc
   test.setTimeout(120_000);
   const cases: [string, string, string?][] = [
     ["outbox", "none"],
+    ["outbox", "after_begin"],
     ["outbox", "after_update"],
     ["outbox", "after_insert"],
     ["outbox", "after_commit"],
     ["outbox", "commit_reply_lost", "applied"],
     ["outbox", "commit_reply_lost", "not_applied"],
     ["naive", "none"],
+    ["naive", "after_begin"],
     ["naive", "after_update"],
     ["naive", "after_commit"],
     ["naive_publish_first", "none"],
+    ["naive_publish_first", "after_begin"],
     ["naive_publish_first", "after_update"],
     ["naive_publish_first", "after_publish"],
     ["naive_publish_first", "after_commit"],

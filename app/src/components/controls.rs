@@ -134,6 +134,7 @@ pub fn Controls(
                 >
                     {td_string!(l, controls.submit)}
                 </button>
+                {crate::components::stepper::start_button(l)}
                 <details class="event">
                     <summary>{td_string!(l, controls.event_summary)}</summary>
                     <label class="field">

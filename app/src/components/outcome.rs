@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 use leptos_i18n::td_string;
 use outbox_lab::outcome::{RaceReport, Reconciliation, Report};
+use outbox_lab::step::{Stepped, WaiterState};
 
 use crate::api::ApiError;
 use crate::i18n::*;
@@ -53,6 +54,7 @@ pub fn Outcome(report: Signal<Report>, error: Signal<Option<ApiError>>) -> impl 
                 <p class="outcome-body">{move || texts().1}</p>
                 {move || report.read().reconciliation.clone().map(|r| reconciliation(l, r))}
                 {move || report.read().race.clone().map(|r| race_summary(l, r))}
+                {move || report.read().stepped.clone().map(|s| stepped_summary(l, s))}
                 {verdict}
                 {crate::components::error_line::error_line(error)}
             </div>
@@ -82,6 +84,27 @@ fn reconciliation(l: Locale, r: Reconciliation) -> impl IntoView {
             <li data-by="xid">{td_string!(l, outcome.by_xid, xid = r.xid.clone(), status = xact)}</li>
         </ul>
     }
+}
+
+/// What happened beside a stepped run: PostgreSQL ending an idle transaction, another writer.
+fn stepped_summary(l: Locale, s: Stepped) -> impl IntoView {
+    let idle = s
+        .idle_timeout
+        .then(|| view! { <li data-stepped="idle">{td_string!(l, stepper.after_idle)}</li> });
+    let writer = s.waiter.map(|w| {
+        let line = match (w.state, w.rows, w.sqlstate) {
+            (WaiterState::Failed, _, code) => {
+                let code = code.unwrap_or_default();
+                td_string!(l, stepper.after_writer_failed, pid = w.pid, code = code).to_string()
+            }
+            (_, rows, _) => {
+                let rows = rows.unwrap_or_default();
+                td_string!(l, stepper.after_writer_done, pid = w.pid, rows = rows).to_string()
+            }
+        };
+        view! { <li data-stepped="writer">{line}</li> }
+    });
+    view! { <ul class="stepped-summary">{idle} {writer}</ul> }
 }
 
 fn race_summary(l: Locale, r: RaceReport) -> impl IntoView {

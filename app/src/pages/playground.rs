@@ -95,6 +95,7 @@ pub fn Playground() -> impl IntoView {
         </Suspense>
         </div>
         <script inner_html=crate::enhance::SCRIPT></script>
+        <script inner_html=crate::enhance::STEPPER></script>
     }
 }
 
@@ -186,6 +187,7 @@ fn Panels(
     view! {
         <div class="workbench">
             <Controls initial trail lang=crate::locale::id(l).to_owned() frame />
+            <crate::components::stepper::StepperPanel />
             <div class="results">
                 <div class="results-side">
                     <Outcome report error />

@@ -1,0 +1,221 @@
+// The stepper (progressive enhancement; the page works without it): "Step by step" opens a
+// WebSocket to /api/step, where the server holds a real transaction between two statements.
+// At each pause the panel shows the tables from inside and from another session and what
+// PostgreSQL reports; the learner's buttons send the next command. When the run ends the
+// server keeps its report, and the page's new rendering is brought in. Closing the tab closes
+// the socket, which the server treats as the process dying. Every word shown comes from the
+// page (data-t texts), so this script has no language of its own.
+(function () {
+  if (!window.WebSocket || !window.FormData) return;
+  document.documentElement.classList.add("step-js");
+  var socket = null;
+  // A command is on its way: further presses wait for its answer.
+  var waiting = false;
+
+  function panel() {
+    return document.querySelector("[data-stepper]");
+  }
+  function word(key) {
+    var el = panel().querySelector('[data-t="' + key + '"]');
+    return el ? el.textContent : key;
+  }
+  function label(attr, id) {
+    var el = panel().querySelector("[" + attr + '="' + id + '"]');
+    return el ? el.textContent : id;
+  }
+  function set(el, text) {
+    if (el) el.textContent = text;
+  }
+
+  document.addEventListener("click", function (ev) {
+    var start = ev.target.closest && ev.target.closest("[data-step-start]");
+    if (start) {
+      ev.preventDefault();
+      begin(start.form);
+      return;
+    }
+    var cmd = ev.target.closest && ev.target.closest("[data-stepper] [data-cmd]");
+    if (cmd && socket && socket.readyState === 1 && !waiting) {
+      var message = { cmd: cmd.getAttribute("data-cmd") };
+      if (message.cmd === "commit_reply_lost") {
+        message.commit_fate = panel().querySelector("[data-step-fate]").value;
+      }
+      busy(true);
+      socket.send(JSON.stringify(message));
+    }
+  });
+
+  function begin(form) {
+    if (!form || !panel() || socket) return;
+    var fields = new FormData(form);
+    var url = new URL(form.getAttribute("action"), window.location.href);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    url.pathname = "/api/step";
+    var p = panel();
+    p.hidden = false;
+    set(p.querySelector("[data-step-error]"), "");
+    set(p.querySelector("[data-step-where]"), word("working"));
+    lockPage(true);
+    var ws = new WebSocket(url.toString());
+    socket = ws;
+    var ended = false;
+    var paused = false;
+    ws.onopen = function () {
+      ws.send(
+        JSON.stringify({
+          cmd: "begin",
+          mode: fields.get("mode") || undefined,
+          mistakes: fields.get("mistakes") || undefined,
+          event_id: fields.get("event_id") || undefined,
+          payload: fields.get("payload") || undefined,
+        })
+      );
+    };
+    ws.onmessage = function (ev) {
+      var m;
+      try {
+        m = JSON.parse(ev.data);
+      } catch (e) {
+        return;
+      }
+      busy(false);
+      if (m.pause) {
+        set(panel().querySelector("[data-step-error]"), "");
+        showPause(m.pause, !paused);
+        paused = true;
+      } else if (m.error) {
+        set(panel().querySelector("[data-step-error]"), m.error.message);
+        if (!paused) {
+          // Refused before any pause (a busy sandbox, a limit): nothing is held.
+          ended = true;
+          set(panel().querySelector("[data-step-where]"), "");
+          finish(ws, false);
+        }
+      } else if (m.report) {
+        ended = true;
+        set(panel().querySelector("[data-step-where]"), word("finished"));
+        finish(ws, true);
+      }
+    };
+    ws.onclose = function () {
+      if (socket !== ws) return;
+      if (!ended) set(panel().querySelector("[data-step-error]"), word("lost"));
+      finish(ws, true);
+    };
+  }
+
+  function finish(ws, refresh) {
+    if (socket === ws) socket = null;
+    try {
+      ws.close();
+    } catch (e) {
+      /* already closed */
+    }
+    lockPage(false);
+    busy(false);
+    if (refresh && window.__playgroundRefresh) {
+      window.__playgroundRefresh().then(function () {
+        // The result is where the learner looks next.
+        var outcome = document.querySelector(".outcome");
+        if (outcome) outcome.scrollIntoView({ block: "nearest" });
+      });
+    } else {
+      var p = panel();
+      if (p) p.querySelectorAll("[data-cmd]").forEach(function (b) {
+        b.disabled = true;
+      });
+    }
+  }
+
+  // While a transaction is held, the one-shot forms would only meet "step in progress".
+  function lockPage(on) {
+    document.querySelectorAll("[data-playground] button[type=submit], [data-step-start]").forEach(function (b) {
+      b.disabled = on;
+    });
+  }
+
+  // Buttons stay enabled (a disabled button would drop keyboard focus); they say they are
+  // busy instead, and presses wait.
+  function busy(on) {
+    waiting = on;
+    var p = panel();
+    if (!p) return;
+    p.setAttribute("aria-busy", on ? "true" : "false");
+    p.querySelectorAll("[data-cmd]").forEach(function (b) {
+      b.setAttribute("aria-disabled", on ? "true" : "false");
+    });
+  }
+
+  function showPause(pause, moveFocus) {
+    var p = panel();
+    var where = word("paused") + " " + label("data-at", pause.at) + ". ";
+    where += pause.next ? word("next_is") + " " + label("data-step", pause.next) + "." : word("returns") + ".";
+    set(p.querySelector("[data-step-where]"), where);
+    p.setAttribute("data-at", pause.at);
+    p.querySelector("[data-step-lost]").hidden = pause.next !== "commit";
+    p.querySelector('[data-cmd="other_writer"]').hidden = !!pause.waiter;
+    markStrip(pause.at);
+
+    // After COMMIT no transaction is open: its connection sees the committed tables.
+    var inside = pause.inside || pause.outside;
+    fillRow("status", statusOf(inside), statusOf(pause.outside), !pause.inside);
+    fillRow("outbox", ids(inside.outbox, "event_id"), ids(pause.outside.outbox, "event_id"), false);
+    fillRow("kafka", String(inside.kafka.length), String(pause.outside.kafka.length), false);
+    fillRow("history", String(inside.history.length), String(pause.outside.history.length), false);
+
+    set(p.querySelector('[data-pg="pid"]'), String(pause.backend.pid));
+    set(p.querySelector('[data-pg="state"]'), pause.backend.state);
+    set(p.querySelector('[data-pg="xid"]'), pause.backend.xid || word("xid_none"));
+    var locks = pause.locks.map(function (l) {
+      return (l.relation || l.locktype) + ": " + l.mode + (l.granted ? "" : " (waiting)");
+    });
+    set(p.querySelector('[data-pg="locks"]'), locks.length ? locks.join("; ") : word("locks_none"));
+    set(p.querySelector('[data-pg="waiter"]'), waiterText(pause.waiter));
+    set(p.querySelector('[data-pg="model"]'), pause.matches_model ? word("model_ok") : word("model_differs"));
+    // The first pause moves focus to the panel; later ones keep it on the pressed button.
+    if (moveFocus) p.querySelector("#stepper-heading").focus({ preventScroll: true });
+    p.scrollIntoView({ block: "nearest" });
+  }
+
+  function fillRow(row, inside, outside, noTx) {
+    var tr = panel().querySelector('tr[data-row="' + row + '"]');
+    set(tr.querySelector('[data-side="inside"]'), noTx ? inside + " " + word("no_tx") : inside);
+    set(tr.querySelector('[data-side="outside"]'), outside);
+    var differs = inside !== outside;
+    set(tr.querySelector('[data-side="compare"]'), differs ? word("differs") : word("same"));
+    tr.setAttribute("data-differs", differs ? "true" : "false");
+  }
+
+  function statusOf(snapshot) {
+    var t = snapshot.tickets.filter(function (t) {
+      return t.id === "ticket-42";
+    })[0];
+    return t ? t.status : word("none");
+  }
+
+  function ids(rows, key) {
+    return rows.length
+      ? rows
+          .map(function (r) {
+            return r[key];
+          })
+          .join(", ")
+      : word("none");
+  }
+
+  function waiterText(w) {
+    if (!w) return word("waiter_none");
+    var who = "pid " + w.pid + ": ";
+    if (w.state === "waiting") return who + word("waiting") + " {" + w.blocked_by.join(", ") + "}";
+    if (w.state === "done") return who + word("waiter_done") + " " + w.rows;
+    return who + word("waiter_failed") + " " + (w.sqlstate || "?");
+  }
+
+  function markStrip(at) {
+    document.querySelectorAll(".strip [data-held]").forEach(function (el) {
+      el.removeAttribute("data-held");
+    });
+    var mark = document.querySelector('.strip label.mark[data-mark="' + at + '"]');
+    if (mark) mark.setAttribute("data-held", "true");
+  }
+})();
