@@ -182,7 +182,17 @@
     set(tr.querySelector('[data-side="inside"]'), noTx ? inside + " " + word("no_tx") : inside);
     set(tr.querySelector('[data-side="outside"]'), outside);
     var differs = inside !== outside;
-    set(tr.querySelector('[data-side="compare"]'), differs ? word("differs") : word("same"));
+    // "≠ differs": the sign always, the word beside it where there is room (and for
+    // screen readers everywhere).
+    var said = differs ? word("differs") : word("same");
+    var cmp = tr.querySelector('[data-side="compare"]');
+    var sign = document.createElement("span");
+    sign.setAttribute("aria-hidden", "true");
+    sign.textContent = said.charAt(0) + " ";
+    var rest = document.createElement("span");
+    rest.className = "cmp-word";
+    rest.textContent = said.slice(1).trim();
+    cmp.replaceChildren(sign, rest);
     tr.setAttribute("data-differs", differs ? "true" : "false");
   }
 
