@@ -13,18 +13,6 @@ use outbox_lab::catalog::{CommitFate, CrashPoint, Step};
 use crate::i18n::*;
 use crate::texts;
 
-fn step_label(l: Locale, s: Step) -> &'static str {
-    match s {
-        Step::Begin => td_string!(l, strip.step.begin),
-        Step::Update => td_string!(l, strip.step.update),
-        Step::Insert => td_string!(l, strip.step.insert),
-        Step::Commit => td_string!(l, strip.step.commit),
-        Step::Publish => td_string!(l, strip.step.publish),
-        Step::Crash => td_string!(l, strip.step.crash),
-        Step::Retry => td_string!(l, strip.step.retry),
-    }
-}
-
 /// The panel the script fills while a run is held.
 #[component]
 pub fn StepperPanel() -> impl IntoView {
@@ -59,7 +47,7 @@ pub fn StepperPanel() -> impl IntoView {
         .collect_view();
     let step_labels = Step::ALL
         .iter()
-        .map(|&s| view! { <span data-step=s.id()>{step_label(l, s)}</span> })
+        .map(|&s| view! { <span data-step=s.id()>{crate::components::strip::step_name(l, s)}</span> })
         .collect_view();
     let fates = CommitFate::ALL
         .iter()
