@@ -3,10 +3,14 @@
 //! They take the default form encoding (`application/x-www-form-urlencoded`) and answer JSON.
 //! Each one is thin: find the learner's sandbox, call the lab, map errors at the edge.
 
+// A form posts flat fields, one server-function argument each; the attempt has ten.
+#![allow(clippy::too_many_arguments)]
+
 use leptos::prelude::*;
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use outbox_lab::outcome::{CompareReport, Report};
+use outbox_lab::progress::Progress as ProgressReport;
 use serde::{Deserialize, Serialize};
 
 /// What the API answers when it cannot act: a stable code, the HTTP status it is sent with,
@@ -140,6 +144,10 @@ pub async fn attempt(
     commit_fate: Option<String>,
     event_id: Option<String>,
     payload: Option<String>,
+    predict_ticket: Option<String>,
+    predict_outbox: Option<String>,
+    predict_kafka: Option<String>,
+    predict_client: Option<String>,
 ) -> Result<Report, ApiError> {
     let spec = outbox_lab::input::AttemptSpec::from_fields(outbox_lab::input::AttemptFields {
         mode: mode.as_deref(),
@@ -150,8 +158,16 @@ pub async fn attempt(
         payload: payload.as_deref(),
     })
     .map_err(ApiError::from_input)?;
+    let prediction =
+        outbox_lab::prediction::Prediction::parse(outbox_lab::prediction::PredictionFields {
+            ticket: predict_ticket.as_deref(),
+            outbox: predict_outbox.as_deref(),
+            kafka: predict_kafka.as_deref(),
+            client: predict_client.as_deref(),
+        })
+        .map_err(ApiError::from_input)?;
     crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
-        lab.attempt(&sandbox, &spec).await
+        lab.attempt_predicted(&sandbox, &spec, &prediction).await
     })
     .await
 }
@@ -187,6 +203,10 @@ pub async fn compare(
     commit_fate: Option<String>,
     event_id: Option<String>,
     payload: Option<String>,
+    predict_ticket: Option<String>,
+    predict_outbox: Option<String>,
+    predict_kafka: Option<String>,
+    predict_client: Option<String>,
 ) -> Result<CompareReport, ApiError> {
     let spec = outbox_lab::input::AttemptSpec::from_way(
         way.as_deref(),
@@ -199,8 +219,16 @@ pub async fn compare(
         },
     )
     .map_err(ApiError::from_input)?;
+    let prediction =
+        outbox_lab::prediction::Prediction::parse(outbox_lab::prediction::PredictionFields {
+            ticket: predict_ticket.as_deref(),
+            outbox: predict_outbox.as_deref(),
+            kafka: predict_kafka.as_deref(),
+            client: predict_client.as_deref(),
+        })
+        .map_err(ApiError::from_input)?;
     crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
-        lab.compare(&sandbox, &spec).await
+        lab.compare_predicted(&sandbox, &spec, &prediction).await
     })
     .await
 }
@@ -235,6 +263,39 @@ pub async fn autorun(
     crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
         lab.reset(&sandbox).await?;
         lab.attempt(&sandbox, &spec).await
+    })
+    .await
+}
+
+/// What this sandbox has explored of the failure table and the wrong ways, and how its
+/// predictions went.
+#[server(prefix = "/api", endpoint = "progress")]
+pub async fn progress() -> Result<ProgressReport, ApiError> {
+    crate::backend::session::in_existing_sandbox(ProgressReport::empty, |lab, sandbox| async move {
+        lab.progress(&sandbox).await
+    })
+    .await
+}
+
+/// "Start over": the lesson's initial tables and an empty progress map (reset keeps the map).
+#[server(prefix = "/api", endpoint = "start_over")]
+pub async fn start_over() -> Result<Report, ApiError> {
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.start_over(&sandbox).await
+    })
+    .await
+}
+
+/// The "predict first" switch (`on`: `true` | `false`), remembered for this sandbox.
+#[server(prefix = "/api", endpoint = "predict_first")]
+pub async fn predict_first(on: Option<String>) -> Result<ProgressReport, ApiError> {
+    let on = match on.as_deref() {
+        Some("true") | Some("on") => true,
+        Some("false") | Some("off") | None => false,
+        Some(other) => return Err(ApiError::bad_switch(other)),
+    };
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.set_predict_first(&sandbox, on).await
     })
     .await
 }

@@ -20,6 +20,8 @@ pub enum InputError {
     EventIdControlChar,
     #[error("payload is longer than {} bytes", Payload::MAX_BYTES)]
     PayloadTooLong,
+    #[error("payload must not contain a NUL byte")]
+    PayloadNulByte,
     #[error("unknown mode {0:?}")]
     UnknownMode(String),
     #[error("unknown mistake {0:?}")]
@@ -32,6 +34,8 @@ pub enum InputError {
     BothOutsideTx,
     #[error("a race takes only the unguarded_update mistake")]
     MistakeNotInRace(Mistake),
+    #[error("{field} cannot be {value:?}")]
+    UnknownPrediction { field: &'static str, value: String },
 }
 
 impl InputError {
@@ -44,12 +48,14 @@ impl InputError {
             InputError::EventIdTooLong => "event_id_too_long",
             InputError::EventIdControlChar => "event_id_control_char",
             InputError::PayloadTooLong => "payload_too_long",
+            InputError::PayloadNulByte => "payload_nul_byte",
             InputError::UnknownMode(_) => "unknown_mode",
             InputError::UnknownMistake(_) => "unknown_mistake",
             InputError::CrashPointNotInMode { .. } => "crash_point_not_in_mode",
             InputError::MistakesNeedOutbox(_) => "mistakes_need_outbox",
             InputError::BothOutsideTx => "both_outside_tx",
             InputError::MistakeNotInRace(_) => "mistake_not_in_race",
+            InputError::UnknownPrediction { .. } => "unknown_prediction",
         }
     }
 }
@@ -117,6 +123,11 @@ impl Payload {
     pub fn parse(raw: &str) -> Result<Self, InputError> {
         if raw.len() > Self::MAX_BYTES {
             return Err(InputError::PayloadTooLong);
+        }
+        // PostgreSQL's text cannot hold a NUL byte at all: such a payload could never be sent
+        // as the lesson's parameter, so it is no outcome to show.
+        if raw.contains('\0') {
+            return Err(InputError::PayloadNulByte);
         }
         Ok(Payload(raw.to_owned()))
     }

@@ -5,18 +5,23 @@
 //! - [`input`]: learner input, parsed into valid values.
 //! - [`model`]: the reference model, a pure prediction of every action.
 //! - [`outcome`]: the report that every action answers (shared with the browser).
+//! - [`prediction`]: what the learner expected, judged against the tables afterwards.
+//! - [`progress`]: which failure-table rows and wrong ways a sandbox has produced.
 //! - [`step`]: the stepper's messages (a transaction held between statements).
 //! - [`trail`]: where an attempt ended, as the timeline draws it.
 //! - [`jsonb`]: what PostgreSQL's `::jsonb` cast accepts and prints.
 //! - `pg` (feature `postgres`): the runner on a real PostgreSQL.
 
 pub mod broker;
+#[macro_use]
 pub mod catalog;
 pub mod compare;
 pub mod input;
 pub mod jsonb;
 pub mod model;
 pub mod outcome;
+pub mod prediction;
+pub mod progress;
 pub mod step;
 pub mod trail;
 

@@ -287,6 +287,9 @@ pub struct Report {
     /// A run driven step by step (the stepper).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stepped: Option<crate::step::Stepped>,
+    /// What the learner predicted before the attempt, judged against the tables afterwards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<crate::prediction::Judgement>,
 }
 
 impl Report {
@@ -305,6 +308,7 @@ impl Report {
             reconciliation: None,
             race: None,
             stepped: None,
+            prediction: None,
         }
     }
 }

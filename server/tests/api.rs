@@ -217,3 +217,62 @@ async fn a_comparison_runs_beside_the_learners_sandbox_and_is_kept(
         bad.json
     );
 }
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn a_prediction_is_judged_in_the_report_and_counted_in_the_progress(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let app = app(opts);
+    let none = post(&app, "/api/progress", "", &[]).await;
+    assert_eq!(none.status, StatusCode::OK);
+    assert_eq!(none.json["explored"], 0);
+    assert_eq!(none.json["total"], 6);
+    assert!(none.cookie.is_none(), "reading progress claims no sandbox");
+
+    let form = "crash=after_insert&predict_ticket=resolved&predict_client=unknown";
+    let r = post(&app, "/api/attempt", form, &[]).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.json);
+    let cookie = cookie_pair(&r.cookie.expect("a sandbox cookie"));
+    let items = r.json["prediction"]["items"]
+        .as_array()
+        .expect("judged items");
+    assert_eq!(items.len(), 2, "{}", r.json);
+    assert_eq!(items[0]["item"], "ticket");
+    assert_eq!(items[0]["actual"], "open");
+    assert_eq!(items[0]["right"], false);
+    assert_eq!(items[0]["why"], "unfinished_rolled_back");
+    assert_eq!(items[1]["item"], "client");
+    assert_eq!(items[1]["right"], true);
+
+    let p = post(&app, "/api/progress", "", &[("cookie", &cookie)]).await;
+    assert_eq!(p.json["explored"], 1, "{}", p.json);
+    let row = p.json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["row"] == "crash_before_commit")
+        .expect("the row");
+    assert_eq!(row["explored"], true);
+    assert_eq!(row["predicted"], false);
+    assert_eq!(p.json["predictions"]["made"], 1);
+    assert_eq!(p.json["predictions"]["right"], 0);
+
+    let on = post(
+        &app,
+        "/api/predict_first",
+        "on=true",
+        &[("cookie", &cookie)],
+    )
+    .await;
+    assert_eq!(on.json["predict_first"], true, "{}", on.json);
+    let reset = post(&app, "/api/reset", "", &[("cookie", &cookie)]).await;
+    assert_eq!(reset.status, StatusCode::OK);
+    let p = post(&app, "/api/progress", "", &[("cookie", &cookie)]).await;
+    assert_eq!(p.json["explored"], 1, "reset keeps the map: {}", p.json);
+    let over = post(&app, "/api/start_over", "", &[("cookie", &cookie)]).await;
+    assert_eq!(over.status, StatusCode::OK);
+    let p = post(&app, "/api/progress", "", &[("cookie", &cookie)]).await;
+    assert_eq!(p.json["explored"], 0, "start over clears it: {}", p.json);
+    assert_eq!(p.json["predictions"]["made"], 0);
+}

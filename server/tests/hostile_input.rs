@@ -22,6 +22,9 @@ const ENDPOINTS: &[&str] = &[
     "/api/race",
     "/api/compare",
     "/api/last_compare",
+    "/api/progress",
+    "/api/start_over",
+    "/api/predict_first",
 ];
 
 /// A learner whose sandbox must stay exactly as it is while others misbehave.
@@ -147,6 +150,26 @@ async fn invalid_fields_are_refused_and_change_nothing(
             StatusCode::UNPROCESSABLE_ENTITY,
             "both_outside_tx",
         ),
+        (
+            "payload=%7B%7D%00",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "payload_nul_byte",
+        ),
+        (
+            "predict_client=maybe",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown_prediction",
+        ),
+        (
+            "crash=after_update&predict_ticket=RESOLVED",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown_prediction",
+        ),
+        (
+            "predict_outbox=row&predict_kafka=%3Cscript%3E",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown_prediction",
+        ),
         // Percent-encoded bytes that are not UTF-8 decode to U+FFFD, an unknown value.
         (
             "crash=%FF%FE",
@@ -160,6 +183,31 @@ async fn invalid_fields_are_refused_and_change_nothing(
         // The victim sends the bad request itself: its tables still must not move.
         assert_untouched(&app, &v).await;
     }
+    // Nor its progress: only the victim's first attempt is on the map, with no prediction.
+    let progress = post(&app, "/api/progress", "", &[("cookie", &v.cookie)]).await;
+    assert_eq!(progress.status, StatusCode::OK);
+    assert_eq!(progress.json["explored"], 1, "{}", progress.json);
+    assert_eq!(progress.json["predictions"]["made"], 0, "{}", progress.json);
+    let a = post(
+        &app,
+        "/api/predict_first",
+        "on=maybe",
+        &[("cookie", &v.cookie)],
+    )
+    .await;
+    assert_refused_with(
+        &a,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "bad_switch",
+        "on=maybe",
+    );
+    let progress = post(&app, "/api/progress", "", &[("cookie", &v.cookie)]).await;
+    assert_eq!(
+        progress.json["predict_first"],
+        Value::Null,
+        "{}",
+        progress.json
+    );
 }
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]

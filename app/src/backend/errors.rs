@@ -107,6 +107,7 @@ impl ApiError {
                 td_string!(l, errors.event_id_control_char).to_owned()
             }
             InputError::PayloadTooLong => td_string!(l, errors.payload_too_long).to_owned(),
+            InputError::PayloadNulByte => td_string!(l, errors.payload_nul_byte).to_owned(),
             InputError::UnknownMode(v) => {
                 let allowed = ids(Mode::ALL.iter().map(|m| m.id()));
                 td_string!(l, errors.unknown_mode, value = v, allowed = allowed).to_string()
@@ -136,12 +137,35 @@ impl ApiError {
             InputError::MistakeNotInRace(m) => {
                 td_string!(l, errors.mistake_not_in_race, value = m.id()).to_string()
             }
+            InputError::UnknownPrediction { field, value } => {
+                let allowed = outbox_lab::prediction::Item::ALL
+                    .iter()
+                    .find(|i| i.field() == *field)
+                    .map(|i| ids(i.values().iter().copied()))
+                    .unwrap_or_default();
+                td_string!(
+                    l,
+                    errors.unknown_prediction,
+                    field = field,
+                    value = value,
+                    allowed = allowed
+                )
+                .to_string()
+            }
         };
         ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, err.code(), message)
     }
 }
 
 impl ApiError {
+    /// A switch that is neither on nor off.
+    pub fn bad_switch(value: &str) -> Self {
+        let l = crate::locale::current();
+        let value: String = value.chars().take(40).collect();
+        let message = td_string!(l, errors.bad_switch, value = value).to_string();
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_switch", message)
+    }
+
     /// A field the action does not take: refused before anything runs, so a typo (`mistake`
     /// for `mistakes`) never silently runs the lesson's correct code instead.
     pub fn unknown_field(l: crate::i18n::Locale, field: &str, allowed: &[&str]) -> Self {

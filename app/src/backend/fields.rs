@@ -8,7 +8,8 @@ use leptos::server_fn::ServerFn;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 
 use crate::api::{
-    Attempt, Autorun, Compare, Current, LastCompare, Race, Reconcile, Reopen, Reset, Snapshot,
+    Attempt, Autorun, Compare, Current, LastCompare, PredictFirst, Progress, Race, Reconcile,
+    Reopen, Reset, Snapshot, StartOver,
 };
 
 /// The fields of every server function, by its URL path.
@@ -27,6 +28,9 @@ fn table() -> Vec<(&'static str, &'static [&'static str])> {
         entry::<Compare>(),
         entry::<LastCompare>(),
         entry::<Autorun>(),
+        entry::<Progress>(),
+        entry::<StartOver>(),
+        entry::<PredictFirst>(),
     ]
 }
 
@@ -110,7 +114,11 @@ mod tests {
                     "crash",
                     "commit_fate",
                     "event_id",
-                    "payload"
+                    "payload",
+                    "predict_ticket",
+                    "predict_outbox",
+                    "predict_kafka",
+                    "predict_client"
                 ][..]
             )
         );

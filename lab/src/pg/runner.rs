@@ -351,6 +351,7 @@ impl Lab {
             reconciliation: None,
             race: None,
             stepped: None,
+            prediction: None,
         };
         decorate(&mut report);
         let (pending, keep) = match &pending {

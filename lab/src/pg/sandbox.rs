@@ -201,11 +201,19 @@ pub async fn save_report(
     pending: Option<&super::runner::PendingAttempt>,
     keep_pending: bool,
 ) -> Result<(), LabError> {
-    sqlx::query("SELECT lab.save_report($1, $2, $3, $4)")
+    let found = report
+        .outcome
+        .and_then(crate::progress::Found::of)
+        .map(crate::progress::Found::key);
+    let predicted = report.prediction.as_ref().map(|p| p.all_right());
+    sqlx::query("SELECT lab.save_report($1, $2, $3, $4, $5, $6, $7)")
         .bind(sandbox.as_str())
         .bind(Json(report))
         .bind(pending.map(Json))
         .bind(keep_pending)
+        .bind(found.map(|(kind, _)| kind))
+        .bind(found.map(|(_, id)| id))
+        .bind(predicted)
         .execute(pool)
         .await
         .map_err(LabError::from_sqlx)?;

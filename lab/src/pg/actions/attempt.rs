@@ -9,6 +9,7 @@ use crate::catalog::{ActionKind, CommitFate, Mistake, OutcomeId, Step};
 use crate::input::AttemptSpec;
 use crate::model;
 use crate::outcome::{Actor, Answer, Report, Sent, TxState};
+use crate::prediction::Prediction;
 
 use super::super::attempt::{self, Place, Stop};
 use super::super::crash;
@@ -25,7 +26,18 @@ impl Lab {
         sandbox: &SchemaName,
         spec: &AttemptSpec,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, self.attempt_locked(sandbox, spec))
+        self.attempt_predicted(sandbox, spec, &Prediction::none())
+            .await
+    }
+
+    /// Runs the attempt and judges the learner's `prediction` against the tables afterwards.
+    pub async fn attempt_predicted(
+        &self,
+        sandbox: &SchemaName,
+        spec: &AttemptSpec,
+        prediction: &Prediction,
+    ) -> Result<Report, LabError> {
+        self.locked(sandbox, self.attempt_locked(sandbox, spec, prediction))
             .await
     }
 
@@ -33,6 +45,7 @@ impl Lab {
         &self,
         sandbox: &SchemaName,
         spec: &AttemptSpec,
+        prediction: &Prediction,
     ) -> Result<Report, LabError> {
         let before = self.snapshot(sandbox).await?;
         let expected = model::predict_attempt(&before, spec);
@@ -70,7 +83,7 @@ impl Lab {
             Some(outcome),
             expected,
             Pending::Set(pending),
-            |_| {},
+            |report| report.prediction = prediction.judge(report),
         )
         .await
     }

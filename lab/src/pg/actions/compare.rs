@@ -5,6 +5,7 @@ use crate::catalog::{CommitFate, Setup};
 use crate::compare;
 use crate::input::AttemptSpec;
 use crate::outcome::{CompareReport, Report};
+use crate::prediction::Prediction;
 
 use super::super::error::LabError;
 use super::super::names::SchemaName;
@@ -19,13 +20,26 @@ impl Lab {
         main: &SchemaName,
         spec: &AttemptSpec,
     ) -> Result<CompareReport, LabError> {
-        self.locked(main, self.compare_locked(main, spec)).await
+        self.compare_predicted(main, spec, &Prediction::none())
+            .await
+    }
+
+    /// The comparison, with the learner's prediction judged on the outbox side.
+    pub async fn compare_predicted(
+        &self,
+        main: &SchemaName,
+        spec: &AttemptSpec,
+        prediction: &Prediction,
+    ) -> Result<CompareReport, LabError> {
+        self.locked(main, self.compare_locked(main, spec, prediction))
+            .await
     }
 
     async fn compare_locked(
         &self,
         main: &SchemaName,
         spec: &AttemptSpec,
+        prediction: &Prediction,
     ) -> Result<CompareReport, LabError> {
         let (left, right) = match sandbox::compare_pair(self.pool(), main).await? {
             Some(pair) => pair,
@@ -48,9 +62,11 @@ impl Lab {
         let spec = &spec;
         let setup = compare::setup_for(&spec.mistakes);
         let outbox = self
-            .compare_side(&left, setup, &spec.outbox_counterpart())
+            .compare_side(&left, setup, &spec.outbox_counterpart(), prediction)
             .await?;
-        let wrong = self.compare_side(&right, setup, spec).await?;
+        let wrong = self
+            .compare_side(&right, setup, spec, &Prediction::none())
+            .await?;
         let report = CompareReport {
             setup,
             difference: compare::difference(&outbox, &wrong),
@@ -66,6 +82,7 @@ impl Lab {
         sandbox: &SchemaName,
         setup: Setup,
         spec: &AttemptSpec,
+        prediction: &Prediction,
     ) -> Result<Report, LabError> {
         self.reset(sandbox).await?;
         if let Some(earlier) = compare::setup_attempt(setup, spec) {
@@ -74,7 +91,7 @@ impl Lab {
         if setup == Setup::ResolvedThenReopened {
             self.reopen(sandbox).await?;
         }
-        self.attempt(sandbox, spec).await
+        self.attempt_predicted(sandbox, spec, prediction).await
     }
 
     /// The learner's last comparison, if any (and if it still reads).

@@ -5,6 +5,7 @@
 mod attempt;
 pub(super) use attempt::fault_of;
 mod compare;
+mod progress;
 mod race;
 mod reconcile;
 mod reset;

@@ -1,0 +1,63 @@
+//! The sandbox's progress through the lesson: read it, start over, and the "predict first"
+//! switch. What an action explores is written with its report (`lab.save_report`).
+
+use crate::outcome::Report;
+use crate::progress::{Predictions, Progress};
+
+use super::super::error::LabError;
+use super::super::names::SchemaName;
+use super::super::runner::Lab;
+
+impl Lab {
+    /// What the sandbox has explored and how its predictions went.
+    pub async fn progress(&self, sandbox: &SchemaName) -> Result<Progress, LabError> {
+        let head: Option<(i32, i32, Option<bool>)> = sqlx::query_as(
+            "SELECT predictions_made, predictions_right, predict_first \
+             FROM lab.sandboxes WHERE schema_name = $1",
+        )
+        .bind(sandbox.as_str())
+        .fetch_optional(self.pool())
+        .await
+        .map_err(LabError::from_sqlx)?;
+        let Some((made, right, predict_first)) = head else {
+            return Err(LabError::SandboxGone(sandbox.to_string()));
+        };
+        let found: Vec<(String, String, Option<bool>)> =
+            sqlx::query_as("SELECT kind, id, predicted FROM lab.explored WHERE schema_name = $1")
+                .bind(sandbox.as_str())
+                .fetch_all(self.pool())
+                .await
+                .map_err(LabError::from_sqlx)?;
+        let predictions = Predictions {
+            made: u32::try_from(made).unwrap_or(0),
+            right: u32::try_from(right).unwrap_or(0),
+        };
+        Ok(Progress::from_found(&found, predictions, predict_first))
+    }
+
+    /// "Start over": the lesson's initial tables and an empty map.
+    pub async fn start_over(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
+        let report = self.reset(sandbox).await?;
+        sqlx::query("SELECT lab.forget_progress($1)")
+            .bind(sandbox.as_str())
+            .execute(self.pool())
+            .await
+            .map_err(LabError::from_sqlx)?;
+        Ok(report)
+    }
+
+    /// Remembers the learner's "predict first" choice for this sandbox.
+    pub async fn set_predict_first(
+        &self,
+        sandbox: &SchemaName,
+        on: bool,
+    ) -> Result<Progress, LabError> {
+        sqlx::query("UPDATE lab.sandboxes SET predict_first = $2 WHERE schema_name = $1")
+            .bind(sandbox.as_str())
+            .bind(on)
+            .execute(self.pool())
+            .await
+            .map_err(LabError::from_sqlx)?;
+        self.progress(sandbox).await
+    }
+}
