@@ -104,6 +104,23 @@ pub async fn snapshot() -> Result<Report, ApiError> {
     .await
 }
 
+/// The learner's prediction from its four optional fields.
+#[cfg(feature = "ssr")]
+fn prediction_of(
+    ticket: &Option<String>,
+    outbox: &Option<String>,
+    kafka: &Option<String>,
+    client: &Option<String>,
+) -> Result<outbox_lab::prediction::Prediction, ApiError> {
+    outbox_lab::prediction::Prediction::parse(outbox_lab::prediction::PredictionFields {
+        ticket: ticket.as_deref(),
+        outbox: outbox.as_deref(),
+        kafka: kafka.as_deref(),
+        client: client.as_deref(),
+    })
+    .map_err(ApiError::from_input)
+}
+
 /// What a learner without a sandbox sees: the lesson's initial state, which every sandbox is
 /// stamped with (`lab_template`); their own sandbox is created by their first action.
 #[cfg(feature = "ssr")]
@@ -158,14 +175,12 @@ pub async fn attempt(
         payload: payload.as_deref(),
     })
     .map_err(ApiError::from_input)?;
-    let prediction =
-        outbox_lab::prediction::Prediction::parse(outbox_lab::prediction::PredictionFields {
-            ticket: predict_ticket.as_deref(),
-            outbox: predict_outbox.as_deref(),
-            kafka: predict_kafka.as_deref(),
-            client: predict_client.as_deref(),
-        })
-        .map_err(ApiError::from_input)?;
+    let prediction = prediction_of(
+        &predict_ticket,
+        &predict_outbox,
+        &predict_kafka,
+        &predict_client,
+    )?;
     crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
         lab.attempt_predicted(&sandbox, &spec, &prediction).await
     })
@@ -219,14 +234,12 @@ pub async fn compare(
         },
     )
     .map_err(ApiError::from_input)?;
-    let prediction =
-        outbox_lab::prediction::Prediction::parse(outbox_lab::prediction::PredictionFields {
-            ticket: predict_ticket.as_deref(),
-            outbox: predict_outbox.as_deref(),
-            kafka: predict_kafka.as_deref(),
-            client: predict_client.as_deref(),
-        })
-        .map_err(ApiError::from_input)?;
+    let prediction = prediction_of(
+        &predict_ticket,
+        &predict_outbox,
+        &predict_kafka,
+        &predict_client,
+    )?;
     crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
         lab.compare_predicted(&sandbox, &spec, &prediction).await
     })

@@ -3,6 +3,18 @@
 // post it; the server function answers with a redirect back to the page, and the page's new
 // server rendering is swapped in. Scroll position, keyboard focus and the live regions stay,
 // so a screen reader hears the news and the learner keeps their place.
+// The framework starts hydrating the controls from requestIdleCallback, which has no deadline:
+// in a course page's frame Chromium was seen never to call it (7 of 12 loads, 40 s). Idle, but
+// not forever: without a deadline of its own, a callback gets one. This runs while the page is
+// parsed, before the deferred hydration script asks.
+(function () {
+  var idle = window.requestIdleCallback;
+  if (!idle) return;
+  window.requestIdleCallback = function (callback, options) {
+    return idle.call(window, callback, options || { timeout: 1500 });
+  };
+})();
+
 (function () {
   if (!window.fetch || !window.DOMParser || !window.FormData || !window.URLSearchParams) return;
   var running = false;
@@ -77,7 +89,7 @@
   // Disables every button of the playground while an action runs; the pressed form's
   // button says what is happening.
   function showBusy(root, form) {
-    var buttons = Array.prototype.slice.call(root.querySelectorAll("button[type=submit]"));
+    var buttons = Array.prototype.slice.call(root.querySelectorAll("button[type=submit], input[type=submit]"));
     buttons.forEach(function (b) {
       b.disabled = true;
     });
@@ -119,8 +131,10 @@
       return d.open;
     });
     root.replaceChildren.apply(root, Array.prototype.slice.call(fresh.childNodes));
+    // A fold marked data-fresh belongs to this answer alone (the predict-first tables): it
+    // starts closed whatever stood at its place before.
     root.querySelectorAll("details").forEach(function (d, i) {
-      if (opened[i]) d.open = true;
+      if (opened[i] && !d.hasAttribute("data-fresh")) d.open = true;
     });
     // The controls are an island: hydrate the new copy once the WebAssembly is there (if
     // it is still loading, it hydrates whatever the page holds when it arrives).
@@ -129,6 +143,8 @@
         window.__hydrateIsland(el, el.dataset.component);
       });
     }
+    // The embed tells its course page what the learner has explored (see pages/embed.rs).
+    document.dispatchEvent(new Event("outbox-playground:swapped"));
   }
 
   // Remembers where keyboard focus was, as a selector that also finds it in the new page.

@@ -129,7 +129,7 @@
 
   // While a transaction is held, the one-shot forms would only meet "step in progress".
   function lockPage(on) {
-    document.querySelectorAll("[data-playground] button[type=submit], [data-step-start]").forEach(function (b) {
+    document.querySelectorAll("[data-playground] button[type=submit], [data-playground] input[type=submit], [data-step-start]").forEach(function (b) {
       b.disabled = on;
     });
   }

@@ -313,6 +313,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_sentence_named_is_listed_for_its_texts() {
+        for &item in Item::ALL {
+            for actual in item.values() {
+                for &o in OutcomeId::ALL {
+                    if let Some(id) = why(item, actual, Some(o)) {
+                        assert!(WHY_IDS.contains(&id), "{id} is not in WHY_IDS");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn empty_fields_predict_nothing_and_unknown_values_are_refused() {
         let p = Prediction::parse(PredictionFields {
             ticket: Some(""),

@@ -1,12 +1,12 @@
 //! What the learner does after an attempt: reconcile, let support reopen the ticket, race two
-//! requests, reset, compare. Plain forms under the outcome they act on; they need no
+//! requests, reset (or start over, forgetting the map too), compare. Plain forms under the outcome they act on; they need no
 //! WebAssembly, so they are server HTML outside the controls' island.
 
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use leptos_i18n::td_string;
 
-use crate::api::{Race, Reconcile, Reopen, Reset};
+use crate::api::{Race, Reconcile, Reopen, Reset, StartOver};
 use crate::i18n::*;
 use crate::links::ActionOrigin;
 
@@ -31,6 +31,11 @@ pub fn Actions() -> impl IntoView {
             <form method="post" action=to(Reset::url())>
                 <button type="submit" aria-describedby="reset-hint" data-busy-label=busy>
                     {td_string!(l, controls.reset)}
+                </button>
+            </form>
+            <form method="post" action=to(StartOver::url())>
+                <button type="submit" aria-describedby="start-over-hint" data-busy-label=busy>
+                    {td_string!(l, prediction.start_over)}
                 </button>
             </form>
             <form method="post" action=to(Race::url()) class="race-form">

@@ -29,6 +29,8 @@ pub fn Controls(
     lang: String,
     /// Inside an embed, the frame's sandbox token: every form posts it along.
     frame: Option<String>,
+    /// Server-rendered parts of the form that need no WebAssembly (the prediction's fields).
+    children: Children,
 ) -> impl IntoView {
     let l = crate::locale::parse(&lang).unwrap_or_default();
     let origin = crate::links::ActionOrigin {
@@ -127,6 +129,7 @@ pub fn Controls(
                 <div class="mode-lines">{mode_lines}</div>
                 {strip}
                 <div class="form-foot">
+                {children()}
                 <button
                     type="submit"
                     class="primary"
@@ -220,6 +223,7 @@ fn Explain(l: Locale) -> impl IntoView {
                 <li id="reconcile-hint">{td_string!(l, controls.reconcile_hint)}</li>
                 <li id="reopen-hint">{td_string!(l, controls.reopen_hint)}</li>
                 <li id="reset-hint">{td_string!(l, controls.reset_hint)}</li>
+                <li id="start-over-hint">{td_string!(l, prediction.start_over_hint)}</li>
                 <li id="race-hint">{td_string!(l, controls.race_hint)}</li>
             </ul>
         </details>

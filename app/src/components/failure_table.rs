@@ -4,22 +4,35 @@ use leptos::prelude::*;
 use leptos_i18n::td_string;
 use outbox_lab::catalog::FailureRow;
 use outbox_lab::outcome::Report;
+use outbox_lab::progress::Progress;
 
+use crate::components::prediction;
 use crate::i18n::*;
 use crate::texts;
 
 #[component]
-pub fn FailureTable(report: Signal<Report>) -> impl IntoView {
+pub fn FailureTable(
+    report: Signal<Report>,
+    /// The learner's map: which rows this sandbox has produced.
+    progress: Progress,
+) -> impl IntoView {
     let l = use_i18n().get_locale_untracked();
     let col_tickets = td_string!(l, failures.col_tickets);
     let col_outbox = td_string!(l, failures.col_outbox);
     let col_kafka = td_string!(l, failures.col_kafka);
+    let summary = prediction::progress_summary(l, &progress);
     let lit = move || report.read().outcome.and_then(|o| o.failure_row());
     let rows = FailureRow::ALL
         .iter()
         .map(|&row| {
             let [point, tickets, outbox, kafka] = texts::failure_row(l, row);
             let here = move || lit() == Some(row);
+            let seen = progress.rows.iter().find(|r| r.row == row);
+            let mark = prediction::row_mark(
+                l,
+                seen.is_some_and(|r| r.explored),
+                seen.and_then(|r| r.predicted),
+            );
             let note = (!row.from_lesson_table()).then(|| {
                 view! { <span class="note">" (" {td_string!(l, failures.note)} ")"</span> }
             });
@@ -28,6 +41,8 @@ pub fn FailureTable(report: Signal<Report>) -> impl IntoView {
                     <th scope="row">
                         {point}
                         {note}
+                        " "
+                        {mark}
                         {move || {
                             here()
                                 .then(|| view! { <span class="here">{td_string!(l, failures.here)}</span> })
@@ -42,7 +57,10 @@ pub fn FailureTable(report: Signal<Report>) -> impl IntoView {
         .collect_view();
     view! {
         <section class="panel" aria-labelledby="failures-heading">
-            <h2 id="failures-heading">{td_string!(l, failures.heading)}</h2>
+            <div class="failures-head">
+                <h2 id="failures-heading">{td_string!(l, failures.heading)}</h2>
+                {summary}
+            </div>
             <div class="table-wrap">
                 <table class="data failures stack">
                     <thead>
@@ -56,6 +74,7 @@ pub fn FailureTable(report: Signal<Report>) -> impl IntoView {
                     <tbody>{rows}</tbody>
                 </table>
             </div>
+
         </section>
     }
 }

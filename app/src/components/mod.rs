@@ -8,6 +8,7 @@ pub mod failure_table;
 pub mod guarantee;
 pub mod header;
 pub mod outcome;
+pub mod prediction;
 pub mod stepper;
 pub mod strip;
 pub mod tables;

@@ -55,6 +55,13 @@ pub fn Outcome(report: Signal<Report>, error: Signal<Option<ApiError>>) -> impl 
                 {move || report.read().reconciliation.clone().map(|r| reconciliation(l, r))}
                 {move || report.read().race.clone().map(|r| race_summary(l, r))}
                 {move || report.read().stepped.clone().map(|s| stepped_summary(l, s))}
+                {move || {
+                    report
+                        .read()
+                        .prediction
+                        .clone()
+                        .map(|j| crate::components::prediction::judgement(l, j))
+                }}
                 {verdict}
                 {crate::components::error_line::error_line(error)}
             </div>

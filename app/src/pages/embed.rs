@@ -13,6 +13,12 @@ use crate::pages::playground::Playground;
 /// height is not a secret, so any parent may read it.
 const REPORT_HEIGHT: &str = r#"(function(){var p=window.parent;if(!p||p===window)return;var last=0;function send(){var h=Math.ceil(document.documentElement.getBoundingClientRect().height);if(h!==last){last=h;p.postMessage({type:"outbox-playground:height",height:h},"*");}}if(window.ResizeObserver){new ResizeObserver(send).observe(document.documentElement);}window.addEventListener("load",send);send();})();"#;
 
+/// Posts `{type: "outbox-playground:progress", explored, total, predictions: {made, right},
+/// last: {outcome, row, predicted_right}}` to the parent on load and after every action, read
+/// from the page's `#progress-message`. Like the height, it is sent to any parent: the host
+/// checks the origin, and a learner's progress in a lesson is no secret.
+const REPORT_PROGRESS: &str = r#"(function(){var p=window.parent;if(!p||p===window)return;function send(){var e=document.getElementById("progress-message");if(!e)return;var d=e.dataset;function n(v){return Number(v||0);}function o(v){return v?v:null;}var r=d.predictedRight;p.postMessage({type:"outbox-playground:progress",explored:n(d.explored),total:n(d.total),wrong_ways:n(d.wrongWays),predictions:{made:n(d.made),right:n(d.right)},last:{outcome:o(d.outcome),row:o(d.row),predicted_right:r?r==="true":null}},"*");}document.addEventListener("outbox-playground:swapped",send);send();})();"#;
+
 #[component]
 pub fn EmbedPage() -> impl IntoView {
     let l = use_i18n().get_locale_untracked();
@@ -25,5 +31,6 @@ pub fn EmbedPage() -> impl IntoView {
             </main>
         </div>
         <script inner_html=REPORT_HEIGHT></script>
+        <script inner_html=REPORT_PROGRESS></script>
     }
 }

@@ -5,9 +5,10 @@ use leptos::prelude::*;
 use leptos_i18n::td_string;
 use leptos_meta::{Meta, Title};
 use leptos_router::hooks::use_query_map;
-use outbox_lab::catalog::{CommitFate, CrashPoint, Mode, names};
+use outbox_lab::catalog::{ActionKind, CommitFate, CrashPoint, Mode, names};
 use outbox_lab::input::{AttemptFields, AttemptSpec, Mistakes};
 use outbox_lab::outcome::{AttemptSettings, CompareReport, Report};
+use outbox_lab::progress::Progress as ProgressReport;
 
 use crate::api::{self, ApiError, Attempt, Race, Reconcile, Reopen, Reset};
 use crate::components::actions::Actions;
@@ -83,10 +84,15 @@ pub fn Playground() -> impl IntoView {
                         Ok(report) => {
                             // A comparison that cannot be read is simply not shown.
                             let compare = last_compare.await.ok().flatten();
+                            // Read after the action above (an autorun's attempt is on the map).
+                            // Without its map the page still works: it shows an empty one.
+                            let progress =
+                                api::progress().await.unwrap_or_else(|_| ProgressReport::empty());
                             let initial = preset.settings().or_else(|| {
                                 report.attempt.clone().filter(|_| report.race.is_none())
                             });
-                            Either::Left(view! { <Panels report compare initial /> })
+                            let autorun = preset.autorun;
+                            Either::Left(view! { <Panels report compare initial progress embed=in_embed autorun /> })
                         }
                         Err(err) => Either::Right(view! { <ErrorNote err /> }),
                     }
@@ -170,6 +176,12 @@ fn Panels(
     compare: Option<CompareReport>,
     /// The form's starting settings: the link's, else the last attempt's, else the lesson's.
     initial: Option<AttemptSettings>,
+    /// The learner's map of the failure table.
+    progress: ProgressReport,
+    /// Inside a course page's frame: "predict first" is on unless the learner turned it off.
+    embed: bool,
+    /// The attempt a link ran on load: the author's demonstration, shown in full.
+    autorun: bool,
 ) -> impl IntoView {
     let l = use_i18n().get_locale_untracked();
     let initial = initial.unwrap_or_else(|| AttemptSettings {
@@ -184,27 +196,83 @@ fn Panels(
     let error = Signal::stored(refusal());
     let report = Signal::stored(report);
     let frame = use_context::<crate::links::ActionOrigin>().and_then(|o| o.frame_token);
+    let predict_first = progress.predict_first.unwrap_or(embed);
+    let unpredicted = {
+        let r = report.read_untracked();
+        r.action == ActionKind::Attempt && r.prediction.is_none() && !autorun
+    };
+    // Predict first: an attempt the learner did not predict keeps its tables folded until
+    // they choose to look (a <details>, so it works without JavaScript too).
+    let (tables, outside) = if predict_first && unpredicted {
+        let folded = view! {
+            <details class="panel reveal" data-fresh>
+                <summary>{td_string!(l, prediction.reveal)}</summary>
+                <p class="action-hint">{td_string!(l, prediction.hidden_note)}</p>
+                <Tables report db_only=true />
+                <OutsideTables report />
+            </details>
+        };
+        (Either::Left(folded), None)
+    } else {
+        let outside = view! {
+            <div class="panel">
+                <OutsideTables report />
+            </div>
+        };
+        (
+            Either::Right(view! { <Tables report db_only=true /> }),
+            Some(outside),
+        )
+    };
+    let message = progress_message(&progress, &report.get_untracked());
     view! {
         <div class="workbench">
-            <Controls initial trail lang=crate::locale::id(l).to_owned() frame />
+            <Controls initial trail lang=crate::locale::id(l).to_owned() frame>
+                {crate::components::prediction::prediction_fields(l, predict_first)}
+            </Controls>
+            {crate::components::prediction::predict_first_form(predict_first)}
             <crate::components::stepper::StepperPanel />
             <div class="results">
                 <div class="results-side">
                     <Outcome report error />
                     <Actions />
-                    <div class="panel">
-                        <OutsideTables report />
-                    </div>
+                    {outside}
                 </div>
                 <div class="results-main">
-                    <Tables report db_only=true />
+                    {tables}
                     <Guarantee report />
                 </div>
             </div>
         </div>
         <Trace report />
         <ComparePanel initial=compare />
-        <FailureTable report />
+        <FailureTable report progress />
+        {message}
+    }
+}
+
+/// What the embed tells its course page after each action (`outbox-playground:progress`, sent
+/// by the embed's script from these attributes).
+fn progress_message(p: &ProgressReport, r: &Report) -> impl IntoView + use<> {
+    let row = r.outcome.and_then(|o| o.failure_row()).map(|row| row.id());
+    let predicted_right = r
+        .prediction
+        .as_ref()
+        .map(|j| j.all_right().to_string())
+        .unwrap_or_default();
+    view! {
+        <div
+            hidden
+            id="progress-message"
+            data-explored=p.explored
+            data-total=p.total
+            data-made=p.predictions.made
+            data-right=p.predictions.right
+            data-wrong-ways=p.wrong_ways.found.len()
+            data-outcome=r.outcome.map(|o| o.id()).unwrap_or_default()
+            data-row=row.unwrap_or_default()
+            data-predicted-right=predicted_right
+        ></div>
     }
 }
 
