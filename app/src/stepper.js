@@ -68,6 +68,10 @@
           mistakes: fields.get("mistakes") || undefined,
           event_id: fields.get("event_id") || undefined,
           payload: fields.get("payload") || undefined,
+          predict_ticket: fields.get("predict_ticket") || undefined,
+          predict_outbox: fields.get("predict_outbox") || undefined,
+          predict_kafka: fields.get("predict_kafka") || undefined,
+          predict_client: fields.get("predict_client") || undefined,
         })
       );
     };

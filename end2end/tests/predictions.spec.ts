@@ -127,6 +127,22 @@ test("the embed tells its course page the learner's progress after every action"
   await expect(page.locator(".playground-progress >> nth=1")).toHaveAttribute("data-made", "0");
 });
 
+test("a run stepped through judges the prediction made before it", async ({ page }) => {
+  await openHydrated(page, "/?lang=en");
+  await predict(page, { ticket: "resolved", client: "unknown" });
+  await page.getByRole("button", { name: text("en", "stepper.start") }).click();
+  await expect(page.locator(".stepper")).toHaveAttribute("data-at", "after_begin");
+  await page.locator('.stepper [data-cmd="next"]').click();
+  await expect(page.locator(".stepper")).toHaveAttribute("data-at", "after_update");
+  await expect(page.locator(".stepper")).toHaveAttribute("aria-busy", "false");
+  await page.getByRole("button", { name: text("en", "stepper.crash") }).click();
+  await expect(page.locator("section.outcome")).toHaveAttribute("data-outcome", "crashed_after_update");
+  const judged = page.locator("section.outcome .judgement");
+  await expect(judged.locator('li[data-item="ticket"]')).toHaveAttribute("data-right", "false");
+  await expect(judged.locator('li[data-item="client"]')).toHaveAttribute("data-right", "true");
+  expect((await dbState(await sandboxOf(page))).tickets).toEqual([{ id: "ticket-42", status: "open" }]);
+});
+
 test("an unknown prediction is refused with a code and stores nothing", async ({ request }) => {
   const bad = await request.post("/api/attempt", { form: { crash: "after_update", predict_ticket: "closed" } });
   expect(bad.status()).toBe(422);

@@ -22,6 +22,15 @@ pub enum Command {
         event_id: Option<String>,
         #[serde(default)]
         payload: Option<String>,
+        /// The learner's prediction, as `/api/attempt` takes it; judged on the final report.
+        #[serde(default)]
+        predict_ticket: Option<String>,
+        #[serde(default)]
+        predict_outbox: Option<String>,
+        #[serde(default)]
+        predict_kafka: Option<String>,
+        #[serde(default)]
+        predict_client: Option<String>,
     },
     /// The next statement runs.
     Next,

@@ -15,6 +15,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use outbox_lab::input::{AttemptFields, AttemptSpec};
 use outbox_lab::pg::{Lab, SchemaName};
+use outbox_lab::prediction::{Prediction, PredictionFields};
 use outbox_lab::step::{Command, Message, StepError};
 use tokio::sync::mpsc;
 
@@ -88,6 +89,10 @@ async fn session(mut socket: WebSocket, lab: Lab, sandbox: SchemaName, locale: L
             mistakes,
             event_id,
             payload,
+            predict_ticket,
+            predict_outbox,
+            predict_kafka,
+            predict_client,
         } = command
         else {
             let _ = send(&mut socket, &refusal(locale, "step_not_now")).await;
@@ -101,15 +106,24 @@ async fn session(mut socket: WebSocket, lab: Lab, sandbox: SchemaName, locale: L
             event_id: event_id.as_deref(),
             payload: payload.as_deref(),
         };
-        let spec = match AttemptSpec::from_fields(fields) {
-            Ok(spec) => spec,
+        let prediction = Prediction::parse(PredictionFields {
+            ticket: predict_ticket.as_deref(),
+            outbox: predict_outbox.as_deref(),
+            kafka: predict_kafka.as_deref(),
+            client: predict_client.as_deref(),
+        });
+        let (spec, prediction) = match AttemptSpec::from_fields(fields).and_then(|spec| {
+            let prediction = prediction?;
+            Ok((spec, prediction))
+        }) {
+            Ok(both) => both,
             Err(e) => {
                 let e = ApiError::from_input_in(e, locale);
                 let _ = send(&mut socket, &error_message(e)).await;
                 continue;
             }
         };
-        if !run(&mut socket, &lab, &sandbox, spec, locale).await {
+        if !run(&mut socket, &lab, &sandbox, spec, prediction, locale).await {
             return;
         }
     }
@@ -122,6 +136,7 @@ async fn run(
     lab: &Lab,
     sandbox: &SchemaName,
     spec: AttemptSpec,
+    prediction: Prediction,
     locale: Locale,
 ) -> bool {
     let (commands, mut command_rx) = mpsc::channel::<Command>(8);
@@ -131,7 +146,7 @@ async fn run(
     // channel is the process dying) and its connection is cut.
     let mut task = tokio::spawn(async move {
         let result = lab
-            .step(&sandbox_owned, &spec, &mut command_rx, &out_tx)
+            .step(&sandbox_owned, &spec, &prediction, &mut command_rx, &out_tx)
             .await;
         lab.observe(&result);
         result

@@ -587,8 +587,38 @@ async fn bad_commands_are_refused_and_another_site_cannot_open_the_socket(
     let e = s.error().await;
     assert_eq!(e["code"], "unknown_mode");
     assert!(e["message"].as_str().unwrap().contains("outbox"));
+    s.send(json!({"cmd": "begin", "predict_client": "maybe"}))
+        .await;
+    assert_eq!(s.error().await["code"], "unknown_prediction");
     // Still usable.
     assert_eq!(s.begin(Mode::Outbox).await["at"], "after_begin");
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn a_stepped_run_judges_the_prediction_made_before_it(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let (addr, _) = serve(opts.clone(), config()).await;
+    let pg = pool(&opts).await;
+    let mut s = Socket::open(addr, None).await;
+    s.send(json!({"cmd": "begin", "predict_ticket": "resolved", "predict_client": "unknown"}))
+        .await;
+    assert_eq!(s.pause().await["at"], "after_begin");
+    s.send(json!({"cmd": "next"})).await;
+    assert_eq!(s.pause().await["at"], "after_update");
+    s.send(json!({"cmd": "crash"})).await;
+    let report = s.report().await;
+    let items = report["prediction"]["items"].as_array().expect("judged");
+    assert_eq!(items.len(), 2, "{report}");
+    assert_eq!(items[0]["item"], "ticket");
+    assert_eq!(items[0]["actual"], "open");
+    assert_eq!(items[0]["right"], false);
+    assert_eq!(items[0]["why"], "unfinished_rolled_back");
+    assert_eq!(items[1]["item"], "client");
+    assert_eq!(items[1]["right"], true);
+    let sandbox = report["sandbox"].as_str().unwrap();
+    assert_eq!(tables(&pg, sandbox).await, ("open".to_owned(), 0));
 }
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]

@@ -87,6 +87,7 @@ impl Lab {
         &self,
         sandbox: &SchemaName,
         spec: &AttemptSpec,
+        prediction: &crate::prediction::Prediction,
         commands: &mut mpsc::Receiver<Command>,
         out: &mpsc::Sender<Message>,
     ) -> Result<crate::outcome::Report, LabError> {
@@ -106,7 +107,9 @@ impl Lab {
             Err(LabError::StepInProgress) => return Err(LabError::StepBusy),
             other => other?,
         };
-        let result = self.step_locked(sandbox, spec, commands, out).await;
+        let result = self
+            .step_locked(sandbox, spec, prediction, commands, out)
+            .await;
         if result.is_ok()
             && let Err(e) = lock.release().await
         {
@@ -119,6 +122,7 @@ impl Lab {
         &self,
         sandbox: &SchemaName,
         spec: &AttemptSpec,
+        prediction: &crate::prediction::Prediction,
         commands: &mut mpsc::Receiver<Command>,
         out: &mpsc::Sender<Message>,
     ) -> Result<crate::outcome::Report, LabError> {
@@ -243,6 +247,7 @@ impl Lab {
                     report.matches_model = Some(false);
                 }
                 report.stepped = Some(stepped);
+                report.prediction = prediction.judge(report);
             },
         )
         .await
