@@ -209,6 +209,45 @@ pub async fn race(mistakes: Option<String>) -> Result<Report, ApiError> {
     .await
 }
 
+/// After COMMIT (a preview of lesson 8.3): the service restarts and its publisher runs once.
+/// `crash`: `none`, `before_send` (dies holding the rows' locks) or `after_send` (dies after
+/// the broker took the first event, before the mark committed).
+#[server(prefix = "/api", endpoint = "restart")]
+pub async fn restart(crash: Option<String>) -> Result<Report, ApiError> {
+    let crash =
+        outbox_lab::input::publisher_crash(crash.as_deref()).map_err(ApiError::from_input)?;
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.restart(&sandbox, crash).await
+    })
+    .await
+}
+
+/// Two publishers at once on two connections; `skip_locked`: `on` (default) or `off` (a plain
+/// `FOR UPDATE`: the second waits for the first).
+#[server(prefix = "/api", endpoint = "publish_race")]
+pub async fn publish_race(skip_locked: Option<String>) -> Result<Report, ApiError> {
+    let skip_locked = outbox_lab::input::switch("skip_locked", skip_locked.as_deref(), true)
+        .map_err(ApiError::from_input)?;
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.publish_race(&sandbox, skip_locked).await
+    })
+    .await
+}
+
+/// After COMMIT (a preview of lesson 8.4): the History consumer reads the topic from its
+/// committed offset. `inbox`: `on` (default) or `off`; `crash`: `none` or `after_apply`.
+#[server(prefix = "/api", endpoint = "consume")]
+pub async fn consume(inbox: Option<String>, crash: Option<String>) -> Result<Report, ApiError> {
+    let inbox =
+        outbox_lab::input::switch("inbox", inbox.as_deref(), true).map_err(ApiError::from_input)?;
+    let crash =
+        outbox_lab::input::consumer_crash(crash.as_deref()).map_err(ApiError::from_input)?;
+    crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
+        lab.consume(&sandbox, inbox, crash).await
+    })
+    .await
+}
+
 /// The same attempt the outbox way and a wrong way (`way`: `naive`, `naive_publish_first`, or
 /// comma-separated mistakes), each in a sandbox of its own, from the same starting state.
 #[server(prefix = "/api", endpoint = "compare")]

@@ -222,6 +222,50 @@ pub fn outcome_text(l: Locale, o: OutcomeId) -> (&'static str, &'static str) {
             td_string!(l, outcome.race_no_winner.title),
             td_string!(l, outcome.race_no_winner.body),
         ),
+        OutcomeId::Published => (
+            td_string!(l, outcome.published.title),
+            td_string!(l, outcome.published.body),
+        ),
+        OutcomeId::NothingToPublish => (
+            td_string!(l, outcome.nothing_to_publish.title),
+            td_string!(l, outcome.nothing_to_publish.body),
+        ),
+        OutcomeId::PublisherCrashedBeforeSend => (
+            td_string!(l, outcome.publisher_crashed_before_send.title),
+            td_string!(l, outcome.publisher_crashed_before_send.body),
+        ),
+        OutcomeId::PublisherCrashedAfterSend => (
+            td_string!(l, outcome.publisher_crashed_after_send.title),
+            td_string!(l, outcome.publisher_crashed_after_send.body),
+        ),
+        OutcomeId::PublishRaceSkipped => (
+            td_string!(l, outcome.publish_race_skipped.title),
+            td_string!(l, outcome.publish_race_skipped.body),
+        ),
+        OutcomeId::PublishRaceWaited => (
+            td_string!(l, outcome.publish_race_waited.title),
+            td_string!(l, outcome.publish_race_waited.body),
+        ),
+        OutcomeId::Consumed => (
+            td_string!(l, outcome.consumed.title),
+            td_string!(l, outcome.consumed.body),
+        ),
+        OutcomeId::NothingToConsume => (
+            td_string!(l, outcome.nothing_to_consume.title),
+            td_string!(l, outcome.nothing_to_consume.body),
+        ),
+        OutcomeId::DuplicateSkipped => (
+            td_string!(l, outcome.duplicate_skipped.title),
+            td_string!(l, outcome.duplicate_skipped.body),
+        ),
+        OutcomeId::DuplicateApplied => (
+            td_string!(l, outcome.duplicate_applied.title),
+            td_string!(l, outcome.duplicate_applied.body),
+        ),
+        OutcomeId::ConsumerCrashedAfterApply => (
+            td_string!(l, outcome.consumer_crashed_after_apply.title),
+            td_string!(l, outcome.consumer_crashed_after_apply.body),
+        ),
     }
 }
 
@@ -236,7 +280,13 @@ pub fn action_text(l: Locale, a: ActionKind) -> (&'static str, &'static str) {
             td_string!(l, outcome.reopen.title),
             td_string!(l, outcome.reopen.body),
         ),
-        ActionKind::Snapshot | ActionKind::Attempt | ActionKind::Reconcile | ActionKind::Race => (
+        ActionKind::Snapshot
+        | ActionKind::Attempt
+        | ActionKind::Reconcile
+        | ActionKind::Race
+        | ActionKind::Restart
+        | ActionKind::PublishRace
+        | ActionKind::Consume => (
             td_string!(l, outcome.snapshot.title),
             td_string!(l, outcome.snapshot.body),
         ),
@@ -295,6 +345,7 @@ pub fn actor(l: Locale, a: Actor) -> &'static str {
         Actor::ServicePool => td_string!(l, trace.actor.service_pool),
         Actor::Broker => td_string!(l, trace.actor.broker),
         Actor::Consumer => td_string!(l, trace.actor.consumer),
+        Actor::Publisher => td_string!(l, trace.actor.publisher),
         Actor::OtherWriter => td_string!(l, trace.actor.other_writer),
     }
 }
@@ -333,7 +384,17 @@ impl Tone {
                 | OutcomeId::ReconciledCommitted
                 | OutcomeId::NaivePublished
                 | OutcomeId::RetryCommitted
-                | OutcomeId::RaceOneWinner => Tone::Committed,
+                | OutcomeId::RaceOneWinner
+                | OutcomeId::Published
+                | OutcomeId::PublishRaceSkipped
+                | OutcomeId::PublishRaceWaited
+                | OutcomeId::Consumed
+                | OutcomeId::DuplicateSkipped => Tone::Committed,
+                OutcomeId::NothingToPublish | OutcomeId::NothingToConsume => Tone::Neutral,
+                OutcomeId::PublisherCrashedBeforeSend => Tone::RolledBack,
+                OutcomeId::PublisherCrashedAfterSend | OutcomeId::ConsumerCrashedAfterApply => {
+                    Tone::Unknown
+                }
                 OutcomeId::CrashedAfterBegin
                 | OutcomeId::CrashedAfterUpdate
                 | OutcomeId::CrashedBeforeCommit
@@ -351,7 +412,8 @@ impl Tone {
                 | OutcomeId::OrphanIntent
                 | OutcomeId::CommittedSilently
                 | OutcomeId::RetryDuplicated
-                | OutcomeId::RaceTwoWinners => Tone::Broken,
+                | OutcomeId::RaceTwoWinners
+                | OutcomeId::DuplicateApplied => Tone::Broken,
             },
         }
     }

@@ -86,7 +86,7 @@ test("a link presets the controls, autorun runs it, and the link can be copied",
   await expect(page.locator('input[name="mode"][value="naive"]')).toBeChecked();
 
   await context.grantPermissions(["clipboard-read", "clipboard-write"]);
-  await page.locator('input[name="crash"][value="none"]').check();
+  await page.locator('#attempt-form input[name="crash"][value="none"]').check();
   // The link is folded under its own summary, out of the way of the attempt.
   await page.locator("details.permalink > summary").click();
   await page.getByRole("button", { name: text("en", "controls.copy_link"), exact: true }).click();

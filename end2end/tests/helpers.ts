@@ -38,7 +38,7 @@ export interface AttemptOptions {
 
 /** Fills the attempt form and presses "Resolve ticket-42"; waits for the outcome. */
 export async function attempt(page: Page, opts: AttemptOptions, outcome: string): Promise<void> {
-  await page.locator(`input[name="crash"][value="${opts.crash ?? "none"}"]`).check();
+  await page.locator(`#attempt-form input[name="crash"][value="${opts.crash ?? "none"}"]`).check();
   if (opts.fate) await page.locator(`input[name="commit_fate"][value="${opts.fate}"]`).check();
   if (opts.payload !== undefined) {
     await page.locator("details.event summary").click();

@@ -113,7 +113,7 @@ test("the embed tells its course page the learner's progress after every action"
   // ticket-42 is resolved already: the guard refuses, and the ticket stays resolved.
   await first.locator('input[name="predict_ticket"][value="resolved"]').check();
   await first.locator('input[name="predict_kafka"][value="none"]').check();
-  await first.locator('input[name="crash"][value="none"]').check();
+  await first.locator('#attempt-form input[name="crash"][value="none"]').check();
   await first.locator("#attempt-form button[type=submit]").click();
   await expect(first.locator("section.outcome")).toHaveAttribute("data-outcome", "guard_rejected");
   await expect(badge).toHaveAttribute("data-explored", "2");

@@ -1,10 +1,12 @@
-//! The simulated Kafka topic and History consumer, as pure functions: what a publish appends
-//! and what the consumer makes of a record. The runner does the same on PostgreSQL through
+//! The simulated Kafka topic, the outbox publisher and the History consumer, as pure
+//! functions: what a publish appends, what a publisher run sends and marks, and what the
+//! consumer applies. The runner does the same on PostgreSQL through
 //! connections of their own; the model uses these to predict it.
 
 use serde::Deserialize;
 
-use crate::outcome::{HistoryEntry, KafkaRecord, Snapshot};
+use crate::catalog::{ConsumerCrash, OutcomeId, PublisherCrash};
+use crate::outcome::{HistoryEntry, KafkaRecord, OutboxRow, Snapshot};
 
 /// The fields the consumer needs from an event; anything else in the JSON is ignored.
 #[derive(Deserialize)]
@@ -30,19 +32,163 @@ pub fn next_offset(log: &[KafkaRecord]) -> i64 {
     log.iter().map(|r| r.offset).max().map_or(0, |m| m + 1)
 }
 
-/// A publish to the topic followed by the consumer's apply, as the model sees it.
-pub fn publish_and_consume(state: &mut Snapshot, key: &str, value: &str) {
+/// How many rows one publisher run takes at most (`LIMIT` in its SELECT).
+pub const PUBLISH_BATCH: usize = 100;
+
+/// Appends a record to the topic.
+pub fn append(state: &mut Snapshot, key: &str, value: &str) {
     state.kafka.push(KafkaRecord {
         offset: next_offset(&state.kafka),
         key: key.to_owned(),
         value: value.to_owned(),
     });
-    if let Some(entry) = parse_event(value) {
-        // The consumer keeps one entry per event_id (its inbox): a redelivery changes nothing.
-        if !state.history.iter().any(|h| h.event_id == entry.event_id) {
-            state.history.push(entry);
-            state.history.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+}
+
+/// A publish to the topic followed by the consumer's run with its inbox, as Trace A's
+/// service does it.
+pub fn publish_and_consume(state: &mut Snapshot, key: &str, value: &str) {
+    append(state, key, value);
+    *state = consume(state, true, ConsumerCrash::None).state;
+}
+
+/// The outbox rows a publisher's SELECT returns, in its order (`ORDER BY event_id`, byte
+/// order), skipping the first `skip` (taken by another publisher).
+fn unpublished(state: &Snapshot, skip: usize) -> Vec<OutboxRow> {
+    let mut rows: Vec<OutboxRow> = state
+        .outbox
+        .iter()
+        .filter(|r| r.published_at.is_none())
+        .cloned()
+        .collect();
+    rows.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+    rows.into_iter().skip(skip).take(PUBLISH_BATCH).collect()
+}
+
+/// What a publisher run does to the tables, and which events it sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Publication {
+    pub outcome: OutcomeId,
+    pub state: Snapshot,
+    pub sent: Vec<String>,
+}
+
+/// Sends `rows` and marks them (the mark's moment is unknowable: "now" stands for it).
+fn send_and_mark(state: &mut Snapshot, rows: &[OutboxRow], mark: bool) -> Vec<String> {
+    for row in rows {
+        append(state, &row.aggregate_id, &row.payload);
+        if mark && let Some(r) = state.outbox.iter_mut().find(|r| r.event_id == row.event_id) {
+            r.published_at = Some(MARKED.to_owned());
         }
+    }
+    rows.iter().map(|r| r.event_id.clone()).collect()
+}
+
+/// The stand-in for `now()` in a predicted mark; snapshots compare marks by presence only.
+pub const MARKED: &str = "now()";
+
+/// "The service restarts; its publisher runs once" (lesson 8.3, previewed).
+pub fn publish(before: &Snapshot, crash: PublisherCrash) -> Publication {
+    let rows = unpublished(before, 0);
+    let mut state = before.clone();
+    let (outcome, sent) = if rows.is_empty() {
+        (OutcomeId::NothingToPublish, Vec::new())
+    } else {
+        match crash {
+            PublisherCrash::BeforeSend => (OutcomeId::PublisherCrashedBeforeSend, Vec::new()),
+            // The broker's append committed on its own; the mark dies with the transaction.
+            PublisherCrash::AfterSend => (
+                OutcomeId::PublisherCrashedAfterSend,
+                send_and_mark(&mut state, &rows[..1], false),
+            ),
+            PublisherCrash::None => (OutcomeId::Published, send_and_mark(&mut state, &rows, true)),
+        }
+    };
+    Publication {
+        outcome,
+        state,
+        sent,
+    }
+}
+
+/// Two publishers at once: A takes its batch first; B takes the rows A did not (after
+/// waiting for A's locks without SKIP LOCKED, and re-checking them), then A sends before B.
+pub fn publish_race(before: &Snapshot, skip_locked: bool) -> (Publication, Vec<String>) {
+    let a_rows = unpublished(before, 0);
+    let b_rows = unpublished(before, a_rows.len());
+    let mut state = before.clone();
+    let a_sent = send_and_mark(&mut state, &a_rows, true);
+    let b_sent = send_and_mark(&mut state, &b_rows, true);
+    let outcome = match (a_rows.is_empty(), skip_locked) {
+        (true, _) => OutcomeId::NothingToPublish,
+        (false, true) => OutcomeId::PublishRaceSkipped,
+        (false, false) => OutcomeId::PublishRaceWaited,
+    };
+    (
+        Publication {
+            outcome,
+            state,
+            sent: a_sent,
+        },
+        b_sent,
+    )
+}
+
+/// What a consumer run does to the tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Consumption {
+    pub outcome: OutcomeId,
+    pub state: Snapshot,
+    pub applied: Vec<String>,
+    pub skipped: Vec<String>,
+}
+
+/// The History consumer reads the topic from its committed offset and applies each event,
+/// with or without its inbox (lesson 8.4, previewed).
+pub fn consume(before: &Snapshot, inbox: bool, crash: ConsumerCrash) -> Consumption {
+    let mut state = before.clone();
+    let records: Vec<KafkaRecord> = before
+        .kafka
+        .iter()
+        .filter(|r| r.offset >= before.consumer_offset)
+        .cloned()
+        .collect();
+    let (mut applied, mut skipped, mut doubled) = (Vec::new(), Vec::new(), false);
+    for record in &records {
+        let Some(entry) = parse_event(&record.value) else {
+            continue;
+        };
+        if inbox {
+            if state.inbox.contains(&entry.event_id) {
+                skipped.push(entry.event_id);
+                continue;
+            }
+            state.inbox.push(entry.event_id.clone());
+            state.inbox.sort();
+        } else if state.history.iter().any(|h| h.event_id == entry.event_id) {
+            doubled = true;
+        }
+        applied.push(entry.event_id.clone());
+        state.history.push(entry);
+    }
+    if crash == ConsumerCrash::None {
+        state.consumer_offset = next_offset(&before.kafka).max(before.consumer_offset);
+    }
+    let outcome = if records.is_empty() {
+        OutcomeId::NothingToConsume
+    } else if crash == ConsumerCrash::AfterApply {
+        OutcomeId::ConsumerCrashedAfterApply
+    } else if doubled {
+        OutcomeId::DuplicateApplied
+    } else if !skipped.is_empty() {
+        OutcomeId::DuplicateSkipped
+    } else {
+        OutcomeId::Consumed
+    };
+    Consumption {
+        outcome,
+        state,
+        applied,
+        skipped,
     }
 }
 
@@ -67,5 +213,64 @@ mod tests {
         publish_and_consume(&mut s, names::TICKET_ID, names::PAYLOAD);
         assert_eq!(s.kafka.iter().map(|r| r.offset).collect::<Vec<_>>(), [0, 1]);
         assert_eq!(s.history.len(), 1);
+        assert_eq!(s.consumer_offset, 2);
+    }
+
+    fn with_row() -> Snapshot {
+        let mut s = Snapshot::default();
+        s.outbox.push(OutboxRow {
+            event_id: names::EVENT_ID.into(),
+            aggregate_id: names::TICKET_ID.into(),
+            payload: names::PAYLOAD.into(),
+            published_at: None,
+        });
+        s
+    }
+
+    #[test]
+    fn a_send_without_its_mark_is_sent_again_and_applied_once_with_the_inbox() {
+        let crashed = publish(&with_row(), PublisherCrash::AfterSend);
+        assert_eq!(crashed.outcome, OutcomeId::PublisherCrashedAfterSend);
+        assert_eq!(crashed.state.outbox[0].published_at, None);
+        let again = publish(&crashed.state, PublisherCrash::None);
+        assert_eq!(again.outcome, OutcomeId::Published);
+        assert_eq!(again.state.kafka.len(), 2);
+        assert_eq!(again.state.kafka[0].value, again.state.kafka[1].value);
+        assert_eq!(
+            publish(&again.state, PublisherCrash::None).outcome,
+            OutcomeId::NothingToPublish
+        );
+
+        let with_inbox = consume(&again.state, true, ConsumerCrash::None);
+        assert_eq!(with_inbox.outcome, OutcomeId::DuplicateSkipped);
+        assert_eq!(with_inbox.state.history.len(), 1);
+        let without = consume(&again.state, false, ConsumerCrash::None);
+        assert_eq!(without.outcome, OutcomeId::DuplicateApplied);
+        assert_eq!(without.state.history.len(), 2);
+    }
+
+    #[test]
+    fn a_consumer_that_dies_before_its_offset_reads_the_same_records_again() {
+        let published = publish(&with_row(), PublisherCrash::None).state;
+        let crashed = consume(&published, false, ConsumerCrash::AfterApply);
+        assert_eq!(crashed.outcome, OutcomeId::ConsumerCrashedAfterApply);
+        assert_eq!(crashed.state.consumer_offset, 0);
+        let replay = consume(&crashed.state, false, ConsumerCrash::None);
+        assert_eq!(replay.outcome, OutcomeId::DuplicateApplied);
+        assert_eq!(replay.state.consumer_offset, 1);
+        assert_eq!(
+            consume(&replay.state, true, ConsumerCrash::None).outcome,
+            OutcomeId::NothingToConsume
+        );
+    }
+
+    #[test]
+    fn two_publishers_send_each_row_once() {
+        for skip_locked in [true, false] {
+            let (a, b_sent) = publish_race(&with_row(), skip_locked);
+            assert_eq!(a.sent, [names::EVENT_ID]);
+            assert!(b_sent.is_empty());
+            assert_eq!(a.state.kafka.len(), 1);
+        }
     }
 }

@@ -185,6 +185,75 @@ catalogue_enum! {
         RaceTwoWinners = "race_two_winners",
         /// Race: neither attempt committed.
         RaceNoWinner = "race_no_winner",
+        /// Publisher (8.3): every unpublished row was sent and marked in one COMMIT.
+        Published = "published",
+        /// Publisher: no row had `published_at IS NULL`; nothing was sent.
+        NothingToPublish = "nothing_to_publish",
+        /// Publisher died holding the rows' locks, before sending: nothing sent, rows wait.
+        PublisherCrashedBeforeSend = "publisher_crashed_before_send",
+        /// Publisher died after the broker took the event, before the mark committed: the
+        /// event is in Kafka and the row still says NULL, so the next run sends it again.
+        PublisherCrashedAfterSend = "publisher_crashed_after_send",
+        /// Two publishers with SKIP LOCKED: each row taken by one of them, nobody waited.
+        PublishRaceSkipped = "publish_race_skipped",
+        /// Two publishers with a plain FOR UPDATE: the second waited, then found the rows marked.
+        PublishRaceWaited = "publish_race_waited",
+        /// Consumer (8.4): new events applied, offset committed.
+        Consumed = "consumed",
+        /// Consumer: nothing past the committed offset.
+        NothingToConsume = "nothing_to_consume",
+        /// Consumer with its inbox: an event it had already applied came again and was skipped.
+        DuplicateSkipped = "duplicate_skipped",
+        /// Consumer without an inbox: an event it had already applied was applied again.
+        DuplicateApplied = "duplicate_applied",
+        /// Consumer died after applying, before committing its offset: the events come back.
+        ConsumerCrashedAfterApply = "consumer_crashed_after_apply",
+    }
+}
+
+catalogue_enum! {
+    /// Where the publisher (lesson 8.3's preview) dies during its run.
+    pub enum PublisherCrash {
+        /// It runs to its COMMIT.
+        None = "none",
+        /// After locking the rows, before sending anything.
+        BeforeSend = "before_send",
+        /// After the broker accepted the first event, before the mark committed.
+        AfterSend = "after_send",
+    }
+}
+
+catalogue_enum! {
+    /// Where the History consumer (lesson 8.4's preview) dies during its run.
+    pub enum ConsumerCrash {
+        /// It applies and commits its offset.
+        None = "none",
+        /// After the projection's transactions committed, before the offset was committed.
+        AfterApply = "after_apply",
+    }
+}
+
+catalogue_enum! {
+    /// The publisher's own failure table: where it dies, and what that leaves.
+    pub enum PublisherRow {
+        /// Dies after locking, before sending: nothing lost, nothing doubled.
+        CrashBeforeSend = "crash_before_send",
+        /// Dies after the send, before the mark: the event is sent again (a duplicate).
+        CrashAfterSend = "crash_after_send",
+        /// Dies after the mark committed (or does not die): sent once, marked.
+        CrashAfterMark = "crash_after_mark",
+    }
+}
+
+catalogue_enum! {
+    /// The guarantee ladder: what each part of the pattern adds, from 8.2 to 8.4.
+    pub enum Rung {
+        /// 8.2: the status change and the outbox row committed together.
+        IntentStored = "intent_stored",
+        /// 8.3: the publisher delivered every stored event at least once.
+        DeliveredAtLeastOnce = "delivered_at_least_once",
+        /// 8.4: the consumer applied every delivered event exactly once.
+        AppliedOnce = "applied_once",
     }
 }
 
@@ -215,6 +284,9 @@ catalogue_enum! {
         Attempt = "attempt",
         Reconcile = "reconcile",
         Race = "race",
+        Restart = "restart",
+        PublishRace = "publish_race",
+        Consume = "consume",
     }
 }
 
@@ -303,8 +375,42 @@ impl OutcomeId {
             | OutcomeId::RaceOneWinner
             | OutcomeId::RaceTwoWinners
             | OutcomeId::RaceNoWinner => None,
+            // After COMMIT: the publisher and the consumer run no ticket transaction.
+            _ if self.after_commit() => None,
             _ => Some(false),
         }
+    }
+}
+
+impl OutcomeId {
+    /// True for what the publisher or the consumer did (after COMMIT, 8.3 and 8.4).
+    pub const fn after_commit(self) -> bool {
+        matches!(
+            self,
+            OutcomeId::Published
+                | OutcomeId::NothingToPublish
+                | OutcomeId::PublisherCrashedBeforeSend
+                | OutcomeId::PublisherCrashedAfterSend
+                | OutcomeId::PublishRaceSkipped
+                | OutcomeId::PublishRaceWaited
+                | OutcomeId::Consumed
+                | OutcomeId::NothingToConsume
+                | OutcomeId::DuplicateSkipped
+                | OutcomeId::DuplicateApplied
+                | OutcomeId::ConsumerCrashedAfterApply
+        )
+    }
+
+    /// The publisher's failure-table row this outcome lights up.
+    pub const fn publisher_row(self) -> Option<PublisherRow> {
+        Some(match self {
+            OutcomeId::PublisherCrashedBeforeSend => PublisherRow::CrashBeforeSend,
+            OutcomeId::PublisherCrashedAfterSend => PublisherRow::CrashAfterSend,
+            OutcomeId::Published | OutcomeId::PublishRaceSkipped | OutcomeId::PublishRaceWaited => {
+                PublisherRow::CrashAfterMark
+            }
+            _ => return None,
+        })
     }
 }
 

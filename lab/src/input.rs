@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{CommitFate, CrashPoint, Mistake, Mode, names};
+use crate::catalog::{CommitFate, ConsumerCrash, CrashPoint, Mistake, Mode, PublisherCrash, names};
 use crate::outcome::AttemptSettings;
 
 /// Why a learner's input was refused. Each variant names the field and the rule.
@@ -36,6 +36,12 @@ pub enum InputError {
     MistakeNotInRace(Mistake),
     #[error("{field} cannot be {value:?}")]
     UnknownPrediction { field: &'static str, value: String },
+    #[error("{field} cannot be {value:?}; allowed: {allowed}")]
+    UnknownValue {
+        field: &'static str,
+        value: String,
+        allowed: String,
+    },
 }
 
 impl InputError {
@@ -56,6 +62,7 @@ impl InputError {
             InputError::BothOutsideTx => "both_outside_tx",
             InputError::MistakeNotInRace(_) => "mistake_not_in_race",
             InputError::UnknownPrediction { .. } => "unknown_prediction",
+            InputError::UnknownValue { .. } => "unknown_value",
         }
     }
 }
@@ -401,9 +408,73 @@ pub fn race_mistakes(raw: Option<&str>) -> Result<Mistakes, InputError> {
     }
 }
 
+/// A field that names one variant of a catalogue, or the first variant when absent.
+fn one_of<T: Copy>(
+    field: &'static str,
+    raw: Option<&str>,
+    all: &[T],
+    id: fn(T) -> &'static str,
+) -> Result<T, InputError> {
+    let Some(raw) = raw.filter(|r| !r.is_empty()) else {
+        return Ok(all[0]);
+    };
+    all.iter()
+        .copied()
+        .find(|v| id(*v) == raw)
+        .ok_or_else(|| InputError::UnknownValue {
+            field,
+            value: raw.chars().take(40).collect(),
+            allowed: all.iter().map(|v| id(*v)).collect::<Vec<_>>().join(", "),
+        })
+}
+
+/// Where the publisher dies (`crash`); absent means it does not.
+pub fn publisher_crash(raw: Option<&str>) -> Result<PublisherCrash, InputError> {
+    one_of("crash", raw, PublisherCrash::ALL, PublisherCrash::id)
+}
+
+/// Where the consumer dies (`crash`); absent means it does not.
+pub fn consumer_crash(raw: Option<&str>) -> Result<ConsumerCrash, InputError> {
+    one_of("crash", raw, ConsumerCrash::ALL, ConsumerCrash::id)
+}
+
+/// An on/off field (`on`/`off`, `true`/`false`); absent means `default`.
+pub fn switch(field: &'static str, raw: Option<&str>, default: bool) -> Result<bool, InputError> {
+    match raw.filter(|r| !r.is_empty()) {
+        None => Ok(default),
+        Some("on" | "true") => Ok(true),
+        Some("off" | "false") => Ok(false),
+        Some(other) => Err(InputError::UnknownValue {
+            field,
+            value: other.chars().take(40).collect(),
+            allowed: "on, off".to_owned(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn after_commit_fields_take_known_values_only() {
+        assert_eq!(publisher_crash(None), Ok(PublisherCrash::None));
+        assert_eq!(
+            publisher_crash(Some("after_send")),
+            Ok(PublisherCrash::AfterSend)
+        );
+        assert_eq!(
+            consumer_crash(Some("after_apply")),
+            Ok(ConsumerCrash::AfterApply)
+        );
+        assert!(matches!(
+            publisher_crash(Some("after_apply")),
+            Err(InputError::UnknownValue { field: "crash", .. })
+        ));
+        assert_eq!(switch("inbox", Some("off"), true), Ok(false));
+        assert_eq!(switch("inbox", None, true), Ok(true));
+        assert!(switch("inbox", Some("maybe"), true).is_err());
+    }
 
     #[test]
     fn absent_fields_take_the_lessons_values() {

@@ -4,11 +4,13 @@
 //! - [`catalog`]: crash points, fates, outcomes, failure-table rows — declared once.
 //! - [`input`]: learner input, parsed into valid values.
 //! - [`model`]: the reference model, a pure prediction of every action.
+//! - [`broker`]: the simulated topic, the outbox publisher and the History consumer.
 //! - [`outcome`]: the report that every action answers (shared with the browser).
 //! - [`prediction`]: what the learner expected, judged against the tables afterwards.
 //! - [`progress`]: which failure-table rows and wrong ways a sandbox has produced.
 //! - [`step`]: the stepper's messages (a transaction held between statements).
 //! - [`trail`]: where an attempt ended, as the timeline draws it.
+//! - [`ladder`]: the guarantee ladder, 8.2 to 8.4, read off the tables.
 //! - [`jsonb`]: what PostgreSQL's `::jsonb` cast accepts and prints.
 //! - `pg` (feature `postgres`): the runner on a real PostgreSQL.
 
@@ -18,6 +20,7 @@ pub mod catalog;
 pub mod compare;
 pub mod input;
 pub mod jsonb;
+pub mod ladder;
 pub mod model;
 pub mod outcome;
 pub mod prediction;

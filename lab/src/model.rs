@@ -2,7 +2,9 @@
 //! state before it. The runner's real outcome is compared with this on every action.
 
 use crate::broker;
-use crate::catalog::{CommitFate, CrashPoint, Mistake, Mode, OutcomeId, names};
+use crate::catalog::{
+    CommitFate, ConsumerCrash, CrashPoint, Mistake, Mode, OutcomeId, PublisherCrash, names,
+};
 use crate::input::{AttemptSpec, EventId, Mistakes, Payload};
 use crate::jsonb;
 use crate::outcome::{Expected, OutboxRow, Possible, Snapshot, TicketRow};
@@ -60,7 +62,8 @@ pub fn committed(before: &Snapshot, spec: &AttemptSpec, stored_payload: String) 
 pub fn normalise(s: &mut Snapshot) {
     s.tickets.sort_by(|a, b| a.id.cmp(&b.id));
     s.outbox.sort_by(|a, b| a.event_id.cmp(&b.event_id));
-    s.history.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+    // History keeps the order the consumer applied in, as the snapshot reads it.
+    s.inbox.sort();
     s.kafka.sort_by_key(|r| r.offset);
 }
 
@@ -346,6 +349,24 @@ pub fn race_outcome(a: OutcomeId, b: OutcomeId) -> OutcomeId {
         (false, false) => OutcomeId::RaceNoWinner,
         _ => OutcomeId::RaceOneWinner,
     }
+}
+
+/// Predicts a publisher run after a restart.
+pub fn predict_restart(before: &Snapshot, crash: PublisherCrash) -> Expected {
+    let p = broker::publish(before, crash);
+    Expected::one(Some(p.outcome), p.state)
+}
+
+/// Predicts two publishers at once.
+pub fn predict_publish_race(before: &Snapshot, skip_locked: bool) -> Expected {
+    let (p, _) = broker::publish_race(before, skip_locked);
+    Expected::one(Some(p.outcome), p.state)
+}
+
+/// Predicts a History consumer run.
+pub fn predict_consume(before: &Snapshot, inbox: bool, crash: ConsumerCrash) -> Expected {
+    let c = broker::consume(before, inbox, crash);
+    Expected::one(Some(c.outcome), c.state)
 }
 
 /// Predicts an action that moves the tables to one known state and has no outcome id.

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{
-    ActionKind, CommitFate, CrashPoint, Difference, Mode, OutcomeId, Setup, Step,
+    ActionKind, CommitFate, ConsumerCrash, CrashPoint, Difference, Mode, OutcomeId, PublisherCrash,
+    Setup, Step,
 };
 use crate::input::Mistakes;
 
@@ -41,13 +42,21 @@ pub struct HistoryEntry {
     pub to_status: String,
 }
 
-/// The four tables of one sandbox, read in one consistent snapshot.
+/// The sandbox's tables, read in one consistent snapshot: the lesson's two, the simulated
+/// topic, and the History projection with its inbox and committed offset.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
     pub tickets: Vec<TicketRow>,
     pub outbox: Vec<OutboxRow>,
     pub kafka: Vec<KafkaRecord>,
+    /// In the order the consumer applied them; an event applied twice is here twice.
     pub history: Vec<HistoryEntry>,
+    /// The consumer's inbox: event ids it has applied, in byte order.
+    #[serde(default)]
+    pub inbox: Vec<String>,
+    /// The History consumer's committed offset: the next record it will read.
+    #[serde(default)]
+    pub consumer_offset: i64,
 }
 
 impl Snapshot {
@@ -57,6 +66,30 @@ impl Snapshot {
 
     pub fn outbox_row(&self, event_id: &str) -> Option<&OutboxRow> {
         self.outbox.iter().find(|r| r.event_id == event_id)
+    }
+
+    /// Equal but for the moments in `published_at`, which nobody can predict: only whether
+    /// a row is marked counts.
+    pub fn same_as(&self, other: &Snapshot) -> bool {
+        let marks = |s: &Snapshot| -> Vec<bool> {
+            s.outbox.iter().map(|r| r.published_at.is_some()).collect()
+        };
+        let unmarked = |s: &Snapshot| -> Vec<OutboxRow> {
+            s.outbox
+                .iter()
+                .map(|r| OutboxRow {
+                    published_at: None,
+                    ..r.clone()
+                })
+                .collect()
+        };
+        self.tickets == other.tickets
+            && self.kafka == other.kafka
+            && self.history == other.history
+            && self.inbox == other.inbox
+            && self.consumer_offset == other.consumer_offset
+            && marks(self) == marks(other)
+            && unmarked(self) == unmarked(other)
     }
 }
 
@@ -80,6 +113,8 @@ pub enum Actor {
     Broker,
     /// The History consumer, on a connection and commit of its own.
     Consumer,
+    /// The outbox publisher (lesson 8.3's preview), on a connection of its own.
+    Publisher,
     /// Another writer on ticket-42 (the stepper's second session).
     OtherWriter,
 }
@@ -214,7 +249,7 @@ impl Expected {
     pub fn allows(&self, outcome: Option<OutcomeId>, state: &Snapshot) -> bool {
         self.possible
             .iter()
-            .any(|p| p.outcome == outcome && &p.state == state)
+            .any(|p| p.outcome == outcome && p.state.same_as(state))
     }
 }
 
@@ -235,6 +270,32 @@ pub struct LockWaitSeen {
     pub blocked_by: Vec<i32>,
     pub wait_event: String,
     pub at_us: u64,
+}
+
+/// What a run after COMMIT did: the publisher, two publishers at once, or the consumer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AfterCommitRun {
+    Publisher {
+        crash: PublisherCrash,
+        /// The event ids the broker accepted, in order.
+        sent: Vec<String>,
+    },
+    PublishRace {
+        skip_locked: bool,
+        a_sent: Vec<String>,
+        b_sent: Vec<String>,
+        /// Publisher B seen waiting for A's row lock (plain `FOR UPDATE` only).
+        lock_wait: Option<LockWaitSeen>,
+    },
+    Consumer {
+        inbox: bool,
+        crash: ConsumerCrash,
+        /// Event ids applied to History, in order (twice when applied twice).
+        applied: Vec<String>,
+        /// Event ids the inbox refused as already applied.
+        skipped: Vec<String>,
+    },
 }
 
 /// The same crash point the outbox way and a wrong way, in two sandboxes of their own.
@@ -290,6 +351,9 @@ pub struct Report {
     /// What the learner predicted before the attempt, judged against the tables afterwards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prediction: Option<crate::prediction::Judgement>,
+    /// A publisher or consumer run after COMMIT (lessons 8.3 and 8.4, previewed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_commit: Option<AfterCommitRun>,
 }
 
 impl Report {
@@ -309,6 +373,7 @@ impl Report {
             race: None,
             stepped: None,
             prediction: None,
+            after_commit: None,
         }
     }
 }

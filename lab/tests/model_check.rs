@@ -12,10 +12,10 @@ mod common;
 
 use std::fmt;
 
-use outbox_lab::catalog::{CommitFate, Mistake, Mode, OutcomeId};
+use outbox_lab::catalog::{CommitFate, ConsumerCrash, Mistake, Mode, OutcomeId, PublisherCrash};
 use outbox_lab::input::{AttemptSpec, EventId, Mistakes, Payload};
 use outbox_lab::model;
-use outbox_lab::outcome::{Expected, Report, Snapshot};
+use outbox_lab::outcome::{Actor, Answer, Expected, Report, Snapshot};
 use outbox_lab::pg::{Lab, LabConfig, LabError, SchemaName};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -45,6 +45,9 @@ enum Action {
     Attempt(AttemptSpec),
     Reconcile,
     Race(Mistakes),
+    Restart(PublisherCrash),
+    PublishRace(bool),
+    Consume(bool, ConsumerCrash),
 }
 
 impl fmt::Display for Action {
@@ -54,6 +57,9 @@ impl fmt::Display for Action {
             Action::Reopen => f.write_str("reopen"),
             Action::Reconcile => f.write_str("reconcile"),
             Action::Race(m) => write!(f, "race(mistakes={:?})", m.ids()),
+            Action::Restart(c) => write!(f, "restart(crash={c})"),
+            Action::PublishRace(skip) => write!(f, "publish_race(skip_locked={skip})"),
+            Action::Consume(inbox, c) => write!(f, "consume(inbox={inbox}, crash={c})"),
             Action::Attempt(s) => write!(
                 f,
                 "attempt(mode={}, mistakes={:?}, crash={}, fate={}, event_id={:?}, payload={:?})",
@@ -69,10 +75,18 @@ impl fmt::Display for Action {
 }
 
 fn random_action(rng: &mut StdRng) -> Action {
-    match rng.random_range(0..12) {
+    match rng.random_range(0..16) {
         0 => Action::Reset,
         1 => Action::Reopen,
         2 | 3 => Action::Reconcile,
+        12 | 13 => {
+            Action::Restart(PublisherCrash::ALL[rng.random_range(0..PublisherCrash::ALL.len())])
+        }
+        14 => Action::PublishRace(rng.random_bool(0.5)),
+        15 => Action::Consume(
+            rng.random_bool(0.5),
+            ConsumerCrash::ALL[rng.random_range(0..ConsumerCrash::ALL.len())],
+        ),
         4 => Action::Race(if rng.random_bool(0.5) {
             Mistakes::of(&[Mistake::UnguardedUpdate])
         } else {
@@ -149,8 +163,27 @@ fn reached(expected: &Expected, outcome: Option<OutcomeId>, report: &Report) -> 
     expected
         .possible
         .iter()
-        .find(|p| p.outcome == outcome && p.state == report.snapshot)
+        .find(|p| p.outcome == outcome && p.state.same_as(&report.snapshot))
         .map(|p| p.state.clone())
+}
+
+/// What PostgreSQL says of the attempt's transaction, by the id the trace noted inside it.
+async fn committed_by_xid(lab: &Lab, report: &Report) -> Result<bool, Mismatch> {
+    let xid = report
+        .trace
+        .iter()
+        .filter(|t| t.actor == Actor::Playground)
+        .find_map(|t| match &t.answer {
+            Answer::Values { values } if values.len() == 3 => Some(values[2].clone()),
+            _ => None,
+        })
+        .ok_or_else(|| Mismatch("the attempt's trace names no transaction id".into()))?;
+    let status: Option<String> = sqlx::query_scalar("SELECT pg_xact_status($1::xid8)")
+        .bind(&xid)
+        .fetch_one(lab.pool())
+        .await
+        .map_err(|e| Mismatch(format!("pg_xact_status failed: {e}")))?;
+    Ok(status.as_deref() == Some("committed"))
 }
 
 /// Runs one action and checks it against the model and a fresh read.
@@ -176,6 +209,18 @@ async fn step(
         Action::Race(mistakes) => (
             lab.race(sandbox, mistakes).await,
             Some(model::predict_race(&m.state, mistakes)),
+        ),
+        Action::Restart(crash) => (
+            lab.restart(sandbox, *crash).await,
+            Some(model::predict_restart(&m.state, *crash)),
+        ),
+        Action::PublishRace(skip) => (
+            lab.publish_race(sandbox, *skip).await,
+            Some(model::predict_publish_race(&m.state, *skip)),
+        ),
+        Action::Consume(inbox, crash) => (
+            lab.consume(sandbox, *inbox, *crash).await,
+            Some(model::predict_consume(&m.state, *inbox, *crash)),
         ),
         Action::Reconcile => match &m.pending {
             None => {
@@ -215,13 +260,29 @@ async fn step(
         )));
     }
     match action {
-        Action::Reset | Action::Reopen | Action::Race(_) => m.pending = None,
+        Action::Reset
+        | Action::Reopen
+        | Action::Race(_)
+        | Action::Restart(_)
+        | Action::PublishRace(_)
+        | Action::Consume(..) => m.pending = None,
         Action::Attempt(spec) => {
             let committed = match report.outcome {
                 Some(OutcomeId::CommitUnknown) => {
-                    let mut applied = spec.clone();
-                    applied.commit_fate = CommitFate::Applied;
-                    model::predict_attempt(&m.state, &applied).allows(report.outcome, &state)
+                    let fate_allows = |fate| {
+                        let mut s = spec.clone();
+                        s.commit_fate = fate;
+                        model::predict_attempt(&m.state, &s).allows(report.outcome, &state)
+                    };
+                    match (
+                        fate_allows(CommitFate::Applied),
+                        fate_allows(CommitFate::NotApplied),
+                    ) {
+                        // Both fates leave the same tables (say, an INSERT outside the
+                        // transaction on an already resolved ticket): only PostgreSQL knows.
+                        (true, true) => committed_by_xid(lab, &report).await?,
+                        (applied, _) => applied,
+                    }
                 }
                 Some(o) => o.committed() == Some(true),
                 None => false,

@@ -65,14 +65,26 @@ async fn trace_a_without_a_crash_publishes_through_the_brokers_own_commit(
     assert_eq!(counts(&r), (0, 1, 1));
     assert_eq!(r.snapshot.kafka[0].key, names::TICKET_ID);
     assert_eq!(r.snapshot.history[0].to_status, "resolved");
-    // The broker and the consumer each commit on their own, after the ticket's COMMIT.
+    // The broker, the consumer (its poll, then its apply) and the broker again (the
+    // consumer's offset) each commit on their own, after the ticket's COMMIT.
     let commits: Vec<Actor> = r
         .trace
         .iter()
         .filter(|s| matches!(&s.sent, Sent::Sql { sql, .. } if sql == "COMMIT"))
         .map(|s| s.actor)
         .collect();
-    assert_eq!(commits, [Actor::Service, Actor::Broker, Actor::Consumer]);
+    assert_eq!(
+        commits,
+        [
+            Actor::Service,
+            Actor::Broker,
+            Actor::Consumer,
+            Actor::Consumer,
+            Actor::Broker
+        ]
+    );
+    assert_eq!(r.snapshot.inbox, [names::EVENT_ID]);
+    assert_eq!(r.snapshot.consumer_offset, 1);
     assert_model(&r);
 }
 

@@ -152,6 +152,18 @@ impl ApiError {
                 )
                 .to_string()
             }
+            InputError::UnknownValue {
+                field,
+                value,
+                allowed,
+            } => td_string!(
+                l,
+                errors.unknown_value,
+                field = field,
+                value = value,
+                allowed = allowed
+            )
+            .to_string(),
         };
         ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, err.code(), message)
     }

@@ -8,8 +8,8 @@ use leptos::server_fn::ServerFn;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 
 use crate::api::{
-    Attempt, Autorun, Compare, Current, LastCompare, PredictFirst, Progress, Race, Reconcile,
-    Reopen, Reset, Snapshot, StartOver,
+    Attempt, Autorun, Compare, Consume, Current, LastCompare, PredictFirst, Progress, PublishRace,
+    Race, Reconcile, Reopen, Reset, Restart, Snapshot, StartOver,
 };
 
 /// The fields of every server function, by its URL path.
@@ -31,6 +31,9 @@ fn table() -> Vec<(&'static str, &'static [&'static str])> {
         entry::<Progress>(),
         entry::<StartOver>(),
         entry::<PredictFirst>(),
+        entry::<Restart>(),
+        entry::<PublishRace>(),
+        entry::<Consume>(),
     ]
 }
 

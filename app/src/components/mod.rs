@@ -1,6 +1,7 @@
 //! One file per panel of the page.
 
 pub mod actions;
+pub mod after_commit;
 pub mod compare;
 pub mod controls;
 pub mod error_line;

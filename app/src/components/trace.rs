@@ -48,6 +48,7 @@ fn actor_id(a: Actor) -> &'static str {
         Actor::ServicePool => "service_pool",
         Actor::Broker => "broker",
         Actor::Consumer => "consumer",
+        Actor::Publisher => "publisher",
         Actor::OtherWriter => "other-writer",
     }
 }

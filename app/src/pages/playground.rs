@@ -10,7 +10,9 @@ use outbox_lab::input::{AttemptFields, AttemptSpec, Mistakes};
 use outbox_lab::outcome::{AttemptSettings, CompareReport, Report};
 use outbox_lab::progress::Progress as ProgressReport;
 
-use crate::api::{self, ApiError, Attempt, Race, Reconcile, Reopen, Reset};
+use crate::api::{
+    self, ApiError, Attempt, Consume, PublishRace, Race, Reconcile, Reopen, Reset, Restart,
+};
 use crate::components::actions::Actions;
 use crate::components::compare::ComparePanel;
 use crate::components::controls::Controls;
@@ -166,6 +168,9 @@ fn refusal() -> Option<ApiError> {
         .or_else(|| of(ServerAction::<Reset>::new()))
         .or_else(|| of(ServerAction::<Reopen>::new()))
         .or_else(|| of(ServerAction::<Reconcile>::new()))
+        .or_else(|| of(ServerAction::<Restart>::new()))
+        .or_else(|| of(ServerAction::<PublishRace>::new()))
+        .or_else(|| of(ServerAction::<Consume>::new()))
 }
 
 /// Everything below the controls is plain server HTML: after an action the page's script
@@ -244,6 +249,7 @@ fn Panels(
                 </div>
             </div>
         </div>
+        <crate::components::after_commit::AfterCommit report />
         <Trace report />
         <ComparePanel initial=compare />
         <FailureTable report progress />

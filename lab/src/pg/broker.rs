@@ -1,8 +1,8 @@
-//! The simulated Kafka topic and the History consumer on PostgreSQL. Each writes through a
-//! pooled connection and a commit of its own, never inside the ticket transaction: the
-//! broker's commit point is independent of the ticket database's, as it is in real life.
+//! The simulated Kafka topic and the History consumer on PostgreSQL. The broker writes
+//! through a pooled connection and a commit of its own, never inside a ticket or publisher
+//! transaction: its commit point is independent of the ticket database's, as in real life.
 
-use sqlx::PgPool;
+use sqlx::{Acquire, PgConnection, PgPool};
 
 use crate::broker::parse_event;
 use crate::catalog::names::TICKET_ID;
@@ -11,36 +11,50 @@ use crate::outcome::{Actor, Answer, Sent, TxState};
 use super::error::LabError;
 use super::names::SchemaName;
 use super::sandbox_tx;
-use super::trace::{Tracer, rows};
+use super::trace::{Tracer, done, rows};
 
 /// Append to the topic's log; the next offset is one past the highest.
 pub const PUBLISH: &str = "INSERT INTO kafka_log (log_offset, key, value) \
      SELECT coalesce(max(log_offset) + 1, 0), $1, $2 FROM kafka_log RETURNING log_offset";
-pub const READ_RECORD: &str = "SELECT value FROM kafka_log WHERE log_offset = $1";
-/// The consumer's inbox: one History entry per event_id, a redelivery changes nothing.
-pub const APPLY: &str = "INSERT INTO history (event_id, ticket_id, to_status) VALUES ($1, $2, $3) \
-     ON CONFLICT (event_id) DO NOTHING";
+/// The consumer group's committed offset: where its next poll starts.
+pub const READ_OFFSET: &str = "SELECT coalesce((SELECT next_offset FROM consumer_offsets \
+     WHERE consumer = 'history'), 0)";
+pub const POLL: &str =
+    "SELECT log_offset, value FROM kafka_log WHERE log_offset >= $1 ORDER BY log_offset";
+/// The inbox: the event id goes in with the projection's change; a duplicate inserts nothing.
+pub const INBOX: &str =
+    "INSERT INTO inbox (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING";
+/// The projection's change: one more line in History.
+pub const APPLY: &str = "INSERT INTO history (line, event_id, ticket_id, to_status) \
+     SELECT coalesce(max(line) + 1, 0), $1, $2, $3 FROM history";
+pub const COMMIT_OFFSET: &str = "INSERT INTO consumer_offsets (consumer, next_offset) \
+     VALUES ('history', $1) ON CONFLICT (consumer) DO UPDATE SET next_offset = excluded.next_offset";
 
-/// The service publishes `value` keyed by the ticket; the consumer then reads and applies it.
+/// Trace A's service publishes `value` keyed by the ticket; the consumer then runs with its
+/// inbox and commits its offset.
 pub async fn publish_and_consume(
     pool: &PgPool,
     sandbox: &SchemaName,
     value: &str,
     trace: &mut Tracer,
 ) -> Result<(), LabError> {
-    let offset = publish(pool, sandbox, value, trace).await?;
-    consume(pool, sandbox, offset, trace).await
+    publish(pool, sandbox, TICKET_ID, value, trace).await?;
+    let mut conn = pool.acquire().await.map_err(LabError::from_sqlx)?;
+    let polled = consume(&mut conn, sandbox, true, trace).await?;
+    commit_offset(pool, sandbox, polled.next_offset, trace).await
 }
 
-async fn publish(
+/// The broker appends a record and acknowledges it; returns its offset.
+pub async fn publish(
     pool: &PgPool,
     sandbox: &SchemaName,
+    key: &str,
     value: &str,
     trace: &mut Tracer,
 ) -> Result<i64, LabError> {
     let mut tx = sandbox_tx::begin(pool, sandbox, Actor::Broker, trace).await?;
     let offset: i64 = sqlx::query_scalar(PUBLISH)
-        .bind(TICKET_ID)
+        .bind(key)
         .bind(value)
         .fetch_one(&mut *tx)
         .await
@@ -48,7 +62,7 @@ async fn publish(
     trace.sql(
         Actor::Broker,
         PUBLISH,
-        &[TICKET_ID, value],
+        &[key, value],
         Answer::Values {
             values: vec![offset.to_string()],
         },
@@ -58,52 +72,140 @@ async fn publish(
     Ok(offset)
 }
 
-async fn consume(
-    pool: &PgPool,
+/// What one consumer run read and did.
+#[derive(Debug, Default)]
+pub struct Polled {
+    /// The records read (none: nothing past the committed offset).
+    pub records: usize,
+    /// The offset to commit when the run ends well.
+    pub next_offset: i64,
+    pub applied: Vec<String>,
+    pub skipped: Vec<String>,
+}
+
+/// The History consumer on `conn`: polls from its committed offset, then applies each event
+/// in a transaction of its own (with the inbox row when `inbox`). The offset is not
+/// committed here: the caller does that, or dies first.
+pub async fn consume(
+    conn: &mut PgConnection,
     sandbox: &SchemaName,
-    offset: i64,
+    inbox: bool,
     trace: &mut Tracer,
-) -> Result<(), LabError> {
-    let mut tx = sandbox_tx::begin(pool, sandbox, Actor::Consumer, trace).await?;
-    let value: String = sqlx::query_scalar(READ_RECORD)
-        .bind(offset)
+) -> Result<Polled, LabError> {
+    let in_sandbox = |e| LabError::in_sandbox(e, sandbox.as_str());
+    let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
+    trace.sql(Actor::Consumer, "BEGIN", &[], done(), TxState::Open);
+    sandbox_tx::enter(&mut tx, sandbox, trace).await?;
+    let from: i64 = sqlx::query_scalar(READ_OFFSET)
         .fetch_one(&mut *tx)
         .await
-        .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?;
-    let offset_text = offset.to_string();
+        .map_err(in_sandbox)?;
     trace.sql(
         Actor::Consumer,
-        READ_RECORD,
-        &[&offset_text],
+        READ_OFFSET,
+        &[],
         Answer::Values {
-            values: vec![value.clone()],
+            values: vec![from.to_string()],
         },
         TxState::Open,
     );
-    match parse_event(&value) {
-        Some(e) => {
-            let applied = sqlx::query(APPLY)
+    let records: Vec<(i64, String)> = sqlx::query_as(POLL)
+        .bind(from)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(in_sandbox)?;
+    let from_text = from.to_string();
+    trace.sql(
+        Actor::Consumer,
+        POLL,
+        &[&from_text],
+        Answer::Values {
+            values: records.iter().map(|(o, _)| o.to_string()).collect(),
+        },
+        TxState::Open,
+    );
+    sandbox_tx::commit(tx, Actor::Consumer, trace).await?;
+    let mut polled = Polled {
+        records: records.len(),
+        next_offset: records.last().map_or(from, |(o, _)| o + 1),
+        ..Polled::default()
+    };
+    for (offset, value) in records {
+        let Some(e) = parse_event(&value) else {
+            trace.push(
+                Actor::Consumer,
+                Sent::ConsumerSkipped { offset },
+                Answer::Nothing,
+                TxState::Idle,
+            );
+            continue;
+        };
+        let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
+        trace.sql(Actor::Consumer, "BEGIN", &[], done(), TxState::Open);
+        sandbox_tx::enter(&mut tx, sandbox, trace).await?;
+        if inbox {
+            let new = sqlx::query(INBOX)
                 .bind(&e.event_id)
-                .bind(&e.ticket_id)
-                .bind(&e.to_status)
                 .execute(&mut *tx)
                 .await
-                .map_err(|err| LabError::in_sandbox(err, sandbox.as_str()))?
+                .map_err(in_sandbox)?
                 .rows_affected();
             trace.sql(
                 Actor::Consumer,
-                APPLY,
-                &[&e.event_id, &e.ticket_id, &e.to_status],
-                rows(applied),
+                INBOX,
+                &[&e.event_id],
+                rows(new),
                 TxState::Open,
             );
+            if new == 0 {
+                // Applied before: nothing to change, and the consumer knows why.
+                sandbox_tx::commit(tx, Actor::Consumer, trace).await?;
+                polled.skipped.push(e.event_id);
+                continue;
+            }
         }
-        None => trace.push(
+        let applied = sqlx::query(APPLY)
+            .bind(&e.event_id)
+            .bind(&e.ticket_id)
+            .bind(&e.to_status)
+            .execute(&mut *tx)
+            .await
+            .map_err(in_sandbox)?
+            .rows_affected();
+        trace.sql(
             Actor::Consumer,
-            Sent::ConsumerSkipped { offset },
-            Answer::Nothing,
+            APPLY,
+            &[&e.event_id, &e.ticket_id, &e.to_status],
+            rows(applied),
             TxState::Open,
-        ),
+        );
+        sandbox_tx::commit(tx, Actor::Consumer, trace).await?;
+        polled.applied.push(e.event_id);
     }
-    sandbox_tx::commit(tx, Actor::Consumer, trace).await
+    Ok(polled)
+}
+
+/// The broker records the consumer group's offset, in a commit of its own.
+pub async fn commit_offset(
+    pool: &PgPool,
+    sandbox: &SchemaName,
+    next_offset: i64,
+    trace: &mut Tracer,
+) -> Result<(), LabError> {
+    let mut tx = sandbox_tx::begin(pool, sandbox, Actor::Broker, trace).await?;
+    let n = sqlx::query(COMMIT_OFFSET)
+        .bind(next_offset)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?
+        .rows_affected();
+    let shown = next_offset.to_string();
+    trace.sql(
+        Actor::Broker,
+        COMMIT_OFFSET,
+        &[&shown],
+        rows(n),
+        TxState::Open,
+    );
+    sandbox_tx::commit(tx, Actor::Broker, trace).await
 }

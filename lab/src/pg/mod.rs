@@ -16,6 +16,7 @@ pub mod error;
 pub mod naive;
 pub mod names;
 pub mod outage;
+pub mod publisher;
 pub mod race;
 pub mod runner;
 pub mod sandbox;

@@ -165,7 +165,7 @@ async fn insert_and_commit(
 }
 
 /// Polls (bounded) until backend `pid` waits on a lock, and returns what was seen.
-async fn wait_until_blocked(
+pub(super) async fn wait_until_blocked(
     pool: &PgPool,
     pid: i32,
     limit: Duration,

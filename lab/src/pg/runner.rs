@@ -352,10 +352,11 @@ impl Lab {
             race: None,
             stepped: None,
             prediction: None,
+            after_commit: None,
         };
         decorate(&mut report);
         let (pending, keep) = match &pending {
-            Pending::Set(p) => (Some(p), false),
+            Pending::Set(p) => (Some(&**p), false),
             Pending::Clear => (None, false),
             Pending::Keep => (None, true),
         };
@@ -365,7 +366,7 @@ impl Lab {
 }
 
 pub(super) enum Pending {
-    Set(PendingAttempt),
+    Set(Box<PendingAttempt>),
     Clear,
     Keep,
 }

@@ -67,7 +67,7 @@ where
     }
 }
 
-/// The sandbox's four tables read with the test's own plain SELECTs — not through
+/// The sandbox's tables read with the test's own plain SELECTs — not through
 /// `lab.snapshot`, which built the report being checked, so a bug there cannot hide itself.
 pub async fn plain_snapshot(
     pool: &sqlx::PgPool,
@@ -96,10 +96,19 @@ pub async fn plain_snapshot(
     .fetch_all(&mut *tx)
     .await?;
     let history: Vec<(String, String, String)> = sqlx::query_as(&format!(
-        "SELECT event_id, ticket_id, to_status FROM {sandbox}.history \
-         ORDER BY event_id COLLATE \"C\""
+        "SELECT event_id, ticket_id, to_status FROM {sandbox}.history ORDER BY line"
     ))
     .fetch_all(&mut *tx)
+    .await?;
+    let inbox: Vec<String> = sqlx::query_scalar(&format!(
+        "SELECT event_id FROM {sandbox}.inbox ORDER BY event_id COLLATE \"C\""
+    ))
+    .fetch_all(&mut *tx)
+    .await?;
+    let consumer_offset: Option<i64> = sqlx::query_scalar(&format!(
+        "SELECT next_offset FROM {sandbox}.consumer_offsets WHERE consumer = 'history'"
+    ))
+    .fetch_optional(&mut *tx)
     .await?;
     tx.commit().await?;
     Ok(Snapshot {
@@ -130,5 +139,7 @@ pub async fn plain_snapshot(
                 to_status,
             })
             .collect(),
+        inbox,
+        consumer_offset: consumer_offset.unwrap_or(0),
     })
 }

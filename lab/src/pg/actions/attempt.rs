@@ -82,7 +82,7 @@ impl Lab {
             trace,
             Some(outcome),
             expected,
-            Pending::Set(pending),
+            Pending::Set(Box::new(pending)),
             |report| report.prediction = prediction.judge(report),
         )
         .await
@@ -153,12 +153,7 @@ impl Lab {
         spec: &AttemptSpec,
         trace: &mut Tracer,
     ) -> Result<attempt::Attempted, LabError> {
-        let _slot = self
-            .inner
-            .crash_slots
-            .acquire()
-            .await
-            .map_err(|_| LabError::Config("the runner is shutting down".into()))?;
+        let _slot = self.crash_slot().await?;
         let relay = if spec.crash.needs_relay() {
             Some(self.start_relay(Some(spec.commit_fate)).await?)
         } else {
@@ -173,6 +168,17 @@ impl Lab {
         self.settle_own_connection(conn, &attempted, relay, trace)
             .await?;
         Ok(attempted)
+    }
+
+    /// One of the few connections of their own that may be open at once (each may be killed).
+    pub(in crate::pg) async fn crash_slot(
+        &self,
+    ) -> Result<tokio::sync::SemaphorePermit<'_>, LabError> {
+        self.inner
+            .crash_slots
+            .acquire()
+            .await
+            .map_err(|_| LabError::Config("the runner is shutting down".into()))
     }
 
     /// A connection of its own, through `relay` if there is one.

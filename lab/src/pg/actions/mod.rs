@@ -2,6 +2,7 @@
 //! report is built. The façade ([`super::runner::Lab`]) holds what they share: the pools, the
 //! sandbox lock, and judging a report against the model before keeping it.
 
+mod after_commit;
 mod attempt;
 pub(super) use attempt::fault_of;
 mod compare;

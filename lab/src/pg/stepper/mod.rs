@@ -241,7 +241,7 @@ impl Lab {
             trace,
             Some(outcome),
             expected,
-            Pending::Set(pending),
+            Pending::Set(Box::new(pending)),
             |report| {
                 if !waiter_as_modelled {
                     report.matches_model = Some(false);

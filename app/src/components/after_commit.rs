@@ -1,0 +1,302 @@
+//! After COMMIT, previewed (lessons 8.3 and 8.4): the second strip — restart, publisher,
+//! Kafka, consumer, History — drawn from the sandbox's tables, what the last run did, the
+//! forms that run the publisher and the consumer, and the publisher's own failure table.
+//! Plain server HTML and plain forms: it needs no WebAssembly and works without JavaScript.
+
+use leptos::prelude::*;
+use leptos::server_fn::ServerFn;
+use leptos_i18n::td_string;
+use outbox_lab::catalog::{ConsumerCrash, OutcomeId, PublisherCrash, PublisherRow};
+use outbox_lab::outcome::{AfterCommitRun, Report};
+
+use crate::api::{Consume, PublishRace, Restart};
+use crate::i18n::*;
+use crate::links::ActionOrigin;
+use crate::texts;
+
+#[component]
+pub fn AfterCommit(report: Signal<Report>) -> impl IntoView {
+    let l = use_i18n().get_locale_untracked();
+    let origin = use_context::<ActionOrigin>().unwrap_or_default();
+    let r = report.get_untracked();
+    let open = r.after_commit.is_some();
+    view! {
+        <details class="panel after-commit" id="after-commit" open=open>
+            <summary>
+                <h2 id="after-heading">{td_string!(l, after.heading)}</h2>
+                " "
+                <span class="badge">{td_string!(l, after.preview)}</span>
+            </summary>
+            <p class="action-hint">{td_string!(l, after.intro)}</p>
+            {strip(l, &r)}
+            {last_run(l, &r)}
+            {forms(l, &origin)}
+            {publisher_table(l, &r)}
+            <p class="action-hint">{td_string!(l, after.order_note)}</p>
+        </details>
+    }
+}
+
+/// Restart → publisher → Kafka → consumer → History, with what the tables say at each.
+fn strip(l: Locale, r: &Report) -> impl IntoView + use<> {
+    let s = &r.snapshot;
+    let waiting = s.outbox.iter().filter(|o| o.published_at.is_none()).count();
+    let (publisher_crash, consumer_crash) = match &r.after_commit {
+        Some(AfterCommitRun::Publisher { crash, .. }) if r.outcome.is_some_and(died) => {
+            (Some(*crash), None)
+        }
+        Some(AfterCommitRun::Consumer { crash, .. }) if r.outcome.is_some_and(died) => {
+            (None, Some(*crash))
+        }
+        _ => (None, None),
+    };
+    let ran = |node: &str| match (&r.after_commit, node) {
+        (Some(AfterCommitRun::Publisher { .. } | AfterCommitRun::PublishRace { .. }), n) => {
+            n != "consumer" && n != "history"
+        }
+        (Some(AfterCommitRun::Consumer { .. }), n) => {
+            n == "kafka" || n == "consumer" || n == "history"
+        }
+        (None, _) => false,
+    };
+    let mark = move |lit: bool, id: &'static str, label: &'static str| {
+        view! {
+            <span class="after-mark" data-mark=id data-lit=lit.to_string()>
+                <span aria-hidden="true">"✕ "</span>
+                {label}
+            </span>
+        }
+    };
+    let count = |n: usize| n.to_string();
+    view! {
+        <ol class="after-strip" aria-label=td_string!(l, after.strip_label)>
+            <li class="node" data-node="restart" data-ran=ran("restart").to_string()>
+                <span class="node-name">{td_string!(l, after.step_restart)}</span>
+            </li>
+            <li class="node" data-node="publisher" data-ran=ran("publisher").to_string()>
+                <span class="node-name">{td_string!(l, after.step_publisher)}</span>
+                <span class="node-note">
+                    {td_string!(l, after.waiting_rows, count = count(waiting)).to_string()}
+                </span>
+                {mark(
+                    publisher_crash == Some(PublisherCrash::BeforeSend),
+                    "before_send",
+                    td_string!(l, after.crash_before_send),
+                )}
+                {mark(
+                    publisher_crash == Some(PublisherCrash::AfterSend),
+                    "after_send",
+                    td_string!(l, after.crash_after_send),
+                )}
+            </li>
+            <li class="node" data-node="kafka" data-ran=ran("kafka").to_string()>
+                <span class="node-name">{td_string!(l, after.step_kafka)}</span>
+                <span class="node-note">
+                    {td_string!(l, after.records, count = count(s.kafka.len())).to_string()}
+                </span>
+            </li>
+            <li class="node" data-node="consumer" data-ran=ran("consumer").to_string()>
+                <span class="node-name">{td_string!(l, after.step_consumer)}</span>
+                <span class="node-note">
+                    {td_string!(l, after.offset, offset = s.consumer_offset.to_string()).to_string()}
+                </span>
+                {mark(
+                    consumer_crash == Some(ConsumerCrash::AfterApply),
+                    "after_apply",
+                    td_string!(l, after.crash_after_apply),
+                )}
+            </li>
+            <li class="node" data-node="history" data-ran=ran("history").to_string()>
+                <span class="node-name">{td_string!(l, after.step_history)}</span>
+                <span class="node-note">
+                    {td_string!(l, after.lines, count = count(s.history.len())).to_string()}
+                </span>
+            </li>
+        </ol>
+    }
+}
+
+fn died(o: OutcomeId) -> bool {
+    matches!(
+        o,
+        OutcomeId::PublisherCrashedBeforeSend
+            | OutcomeId::PublisherCrashedAfterSend
+            | OutcomeId::ConsumerCrashedAfterApply
+    )
+}
+
+/// What the last publisher or consumer run did, next to the buttons that ran it.
+fn last_run(l: Locale, r: &Report) -> impl IntoView + use<> {
+    let run = r.after_commit.clone()?;
+    let outcome = r.outcome?;
+    let (title, body) = texts::outcome_text(l, outcome);
+    let ids = |v: &[String]| {
+        if v.is_empty() {
+            td_string!(l, after.none).to_owned()
+        } else {
+            v.join(", ")
+        }
+    };
+    let lines: Vec<String> = match &run {
+        AfterCommitRun::Publisher { sent, .. } if sent.is_empty() => {
+            vec![td_string!(l, after.sent_none).to_owned()]
+        }
+        AfterCommitRun::Publisher { sent, .. } => {
+            vec![td_string!(l, after.sent, ids = ids(sent)).to_string()]
+        }
+        AfterCommitRun::PublishRace {
+            a_sent,
+            b_sent,
+            lock_wait,
+            ..
+        } => {
+            let mut lines =
+                vec![td_string!(l, after.sent_ab, a = ids(a_sent), b = ids(b_sent)).to_string()];
+            if let Some(w) = lock_wait {
+                let by = w
+                    .blocked_by
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                lines.push(
+                    td_string!(l, after.lock_wait, pid = w.waiting_pid.to_string(), by = by)
+                        .to_string(),
+                );
+            }
+            lines
+        }
+        AfterCommitRun::Consumer {
+            applied, skipped, ..
+        } => {
+            let mut lines = vec![td_string!(l, after.applied, ids = ids(applied)).to_string()];
+            if !skipped.is_empty() {
+                lines.push(td_string!(l, after.skipped, ids = ids(skipped)).to_string());
+            }
+            lines
+        }
+    };
+    let tone = texts::Tone::of(Some(outcome)).attr();
+    Some(view! {
+        <div class="after-result" data-outcome=outcome.id() data-tone=tone role="status">
+            <h3>{td_string!(l, after.result_heading)} ": " {title}</h3>
+            <p>{body}</p>
+            <ul>{lines.into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}</ul>
+        </div>
+    })
+}
+
+/// One radio button of a form's choice.
+fn radio(
+    name: &'static str,
+    value: &'static str,
+    label: &'static str,
+    checked: bool,
+) -> impl IntoView {
+    view! {
+        <label class="choice">
+            <input type="radio" name=name value=value checked=checked />
+            <span>{label}</span>
+        </label>
+    }
+}
+
+fn forms(l: Locale, origin: &ActionOrigin) -> impl IntoView + use<> {
+    let busy = td_string!(l, controls.busy);
+    view! {
+        <div class="after-forms">
+            <form method="post" action=origin.action_url(Restart::url()) class="after-form" data-form="restart">
+                <fieldset>
+                    <legend>{td_string!(l, after.restart_legend)}</legend>
+                    {radio("crash", "none", td_string!(l, after.crash_none), true)}
+                    {radio("crash", "before_send", td_string!(l, after.crash_before_send_long), false)}
+                    {radio("crash", "after_send", td_string!(l, after.crash_after_send_long), false)}
+                </fieldset>
+                <button type="submit" data-busy-label=busy>
+                    {td_string!(l, after.restart_button)}
+                </button>
+            </form>
+            <form method="post" action=origin.action_url(PublishRace::url()) class="after-form" data-form="publish_race">
+                <fieldset>
+                    <legend>{td_string!(l, after.race_legend)}</legend>
+                    {radio("skip_locked", "on", td_string!(l, after.skip_on), true)}
+                    {radio("skip_locked", "off", td_string!(l, after.skip_off), false)}
+                </fieldset>
+                <button type="submit" data-busy-label=busy>
+                    {td_string!(l, after.race_button)}
+                </button>
+            </form>
+            <form method="post" action=origin.action_url(Consume::url()) class="after-form" data-form="consume">
+                <fieldset>
+                    <legend>{td_string!(l, after.consume_legend)}</legend>
+                    {radio("inbox", "on", td_string!(l, after.inbox_on), true)}
+                    {radio("inbox", "off", td_string!(l, after.inbox_off), false)}
+                    {radio("crash", "none", td_string!(l, after.crash_none), true)}
+                    {radio("crash", "after_apply", td_string!(l, after.crash_after_apply_long), false)}
+                </fieldset>
+                <button type="submit" data-busy-label=busy>
+                    {td_string!(l, after.consume_button)}
+                </button>
+            </form>
+        </div>
+    }
+}
+
+fn publisher_row_text(l: Locale, row: PublisherRow) -> [&'static str; 3] {
+    match row {
+        PublisherRow::CrashBeforeSend => [
+            td_string!(l, after.row_crash_before_send.point),
+            td_string!(l, after.row_crash_before_send.outbox),
+            td_string!(l, after.row_crash_before_send.kafka),
+        ],
+        PublisherRow::CrashAfterSend => [
+            td_string!(l, after.row_crash_after_send.point),
+            td_string!(l, after.row_crash_after_send.outbox),
+            td_string!(l, after.row_crash_after_send.kafka),
+        ],
+        PublisherRow::CrashAfterMark => [
+            td_string!(l, after.row_crash_after_mark.point),
+            td_string!(l, after.row_crash_after_mark.outbox),
+            td_string!(l, after.row_crash_after_mark.kafka),
+        ],
+    }
+}
+
+/// The publisher's failure table, with the row of the last run lit.
+fn publisher_table(l: Locale, r: &Report) -> impl IntoView + use<> {
+    let lit = r.outcome.and_then(|o| o.publisher_row());
+    let col_outbox = td_string!(l, after.col_outbox);
+    let col_kafka = td_string!(l, after.col_kafka);
+    let rows = PublisherRow::ALL
+        .iter()
+        .map(|&row| {
+            let [point, outbox, kafka] = publisher_row_text(l, row);
+            let here = lit == Some(row);
+            view! {
+                <tr data-row=row.id() aria-current=here.then_some("true")>
+                    <th scope="row">
+                        {point}
+                        {here.then(|| view! { " " <span class="here">{td_string!(l, after.here)}</span> })}
+                    </th>
+                    <td data-label=col_outbox>{outbox}</td>
+                    <td data-label=col_kafka>{kafka}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <h3 id="publisher-failures-heading">{td_string!(l, after.table_heading)}</h3>
+        <div class="table-wrap">
+            <table class="data failures stack publisher-failures" aria-labelledby="publisher-failures-heading">
+                <thead>
+                    <tr>
+                        <th scope="col">{td_string!(l, after.col_point)}</th>
+                        <th scope="col">{col_outbox}</th>
+                        <th scope="col">{col_kafka}</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
