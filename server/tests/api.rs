@@ -170,6 +170,35 @@ async fn a_race_answers_two_lanes_and_one_winner(_pool: PgPoolOptions, opts: PgC
 }
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn the_ladder_is_climbed_over_http_restart_then_consume(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let app = app(opts);
+    let first = post(&app, "/api/attempt", "crash=after_commit", &[]).await;
+    assert_eq!(first.json["outcome"], "committed_then_crashed");
+    let cookie = cookie_pair(&first.cookie.expect("a sandbox cookie"));
+    let c = [("cookie", cookie.as_str())];
+    let r = post(&app, "/api/restart", "crash=after_send", &c).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.json);
+    assert_eq!(r.json["outcome"], "publisher_crashed_after_send");
+    assert!(r.json["snapshot"]["outbox"][0]["published_at"].is_null());
+    assert_eq!(
+        r.json["after_commit"]["publisher"]["sent"][0],
+        "event-ticket-900"
+    );
+    let r = post(&app, "/api/restart", "", &c).await;
+    assert_eq!(r.json["outcome"], "published");
+    assert_eq!(r.json["snapshot"]["kafka"].as_array().unwrap().len(), 2);
+    let r = post(&app, "/api/consume", "inbox=on&crash=none", &c).await;
+    assert_eq!(r.json["outcome"], "duplicate_skipped");
+    assert_eq!(r.json["snapshot"]["history"].as_array().unwrap().len(), 1);
+    assert_eq!(r.json["matches_model"], true);
+    let r = post(&app, "/api/publish_race", "skip_locked=off", &c).await;
+    assert_eq!(r.json["outcome"], "nothing_to_publish");
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
 async fn a_comparison_runs_beside_the_learners_sandbox_and_is_kept(
     _pool: PgPoolOptions,
     opts: PgConnectOptions,

@@ -25,6 +25,9 @@ const ENDPOINTS: &[&str] = &[
     "/api/progress",
     "/api/start_over",
     "/api/predict_first",
+    "/api/restart",
+    "/api/publish_race",
+    "/api/consume",
 ];
 
 /// A learner whose sandbox must stay exactly as it is while others misbehave.
@@ -208,6 +211,18 @@ async fn invalid_fields_are_refused_and_change_nothing(
         "{}",
         progress.json
     );
+    // After COMMIT: a crash point of another actor, or a switch that is neither on nor off.
+    for (path, form) in [
+        ("/api/restart", "crash=after_apply"),
+        ("/api/restart", "crash=AFTER_SEND"),
+        ("/api/consume", "crash=before_send"),
+        ("/api/consume", "inbox=maybe"),
+        ("/api/publish_race", "skip_locked=%3Cscript%3E"),
+    ] {
+        let a = post(&app, path, form, &[("cookie", &v.cookie)]).await;
+        assert_refused_with(&a, StatusCode::UNPROCESSABLE_ENTITY, "unknown_value", form);
+        assert_untouched(&app, &v).await;
+    }
 }
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
