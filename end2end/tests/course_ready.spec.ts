@@ -13,7 +13,7 @@ test.describe("JavaScript off", () => {
 
   /** Posts the attempt form the way a browser without JavaScript does, and waits for the page. */
   async function attemptNoJs(page: Page, crash: string, opts: { fate?: string; payload?: string } = {}) {
-    await page.locator(`input[name="crash"][value="${crash}"]`).check();
+    await page.locator(`#attempt-form input[name="crash"][value="${crash}"]`).check();
     if (opts.fate) await page.locator(`input[name="commit_fate"][value="${opts.fate}"]`).check();
     if (opts.payload !== undefined) {
       await page.locator("details.event summary").click();

@@ -20,7 +20,7 @@ async function predict(page: Page, values: Record<string, string>) {
 }
 
 async function run(page: Page, crash: string, outcome: string) {
-  await page.locator(`input[name="crash"][value="${crash}"]`).check();
+  await page.locator(`#attempt-form input[name="crash"][value="${crash}"]`).check();
   await page.locator("#attempt-form button[type=submit]").click();
   await expect(page.locator("section.outcome")).toHaveAttribute("data-outcome", outcome);
 }

@@ -13,7 +13,7 @@ async function pageBox(page: Page, selector: string) {
 /** Chooses a crash mark on the strip the way a learner does: a click on its drawn mark. */
 async function chooseMark(page: Page, crash: string) {
   await page.locator(`.strip label.mark[data-mark="${crash}"]`).click();
-  await expect(page.locator(`input[name="crash"][value="${crash}"]`)).toBeChecked();
+  await expect(page.locator(`#attempt-form input[name="crash"][value="${crash}"]`)).toBeChecked();
 }
 
 for (const lang of LANGS) {

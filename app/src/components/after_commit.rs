@@ -21,14 +21,17 @@ pub fn AfterCommit(report: Signal<Report>) -> impl IntoView {
     let r = report.get_untracked();
     let open = r.after_commit.is_some();
     view! {
-        <details class="panel after-commit" id="after-commit" open=open>
+        <details class="after-commit" id="after-commit" open=open>
             <summary>
                 <h2 id="after-heading">{td_string!(l, after.heading)}</h2>
-                " "
-                <span class="badge">{td_string!(l, after.preview)}</span>
             </summary>
-            <p class="action-hint">{td_string!(l, after.intro)}</p>
+            <p class="action-hint">
+                <span class="badge">{td_string!(l, after.preview)}</span>
+                " "
+                {td_string!(l, after.intro)}
+            </p>
             {strip(l, &r)}
+            {inbox_line(l, &r)}
             {last_run(l, &r)}
             {forms(l, &origin)}
             {publisher_table(l, &r)}
@@ -286,7 +289,7 @@ fn publisher_table(l: Locale, r: &Report) -> impl IntoView + use<> {
         .collect_view();
     view! {
         <h3 id="publisher-failures-heading">{td_string!(l, after.table_heading)}</h3>
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0">
             <table class="data failures stack publisher-failures" aria-labelledby="publisher-failures-heading">
                 <thead>
                     <tr>
@@ -298,5 +301,21 @@ fn publisher_table(l: Locale, r: &Report) -> impl IntoView + use<> {
                 <tbody>{rows}</tbody>
             </table>
         </div>
+    }
+}
+
+/// The consumer's own bookkeeping, in one line: its inbox and its committed offset.
+fn inbox_line(l: Locale, r: &Report) -> impl IntoView + use<> {
+    let s = &r.snapshot;
+    let ids = if s.inbox.is_empty() {
+        td_string!(l, after.inbox_empty).to_owned()
+    } else {
+        s.inbox.join(", ")
+    };
+    let offset = td_string!(l, after.offset, offset = s.consumer_offset.to_string()).to_string();
+    view! {
+        <p class="action-hint" data-inbox=s.inbox.join(" ")>
+            {td_string!(l, after.inbox_caption)} ": " {ids} " · " {offset}
+        </p>
     }
 }

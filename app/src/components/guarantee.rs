@@ -74,7 +74,6 @@ pub fn Guarantee(report: Signal<Report>) -> impl IntoView {
                 {here}
             </p>
             <ol class="ladder">{rungs}</ol>
-            <p class="action-hint">{td_string!(l, ladder.intro)}</p>
         </section>
     }
 }

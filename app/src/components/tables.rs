@@ -314,22 +314,6 @@ pub fn OutsideTables(report: Signal<Report>) -> impl IntoView {
                 .collect_view(),
         )
     };
-    // The consumer's own bookkeeping, in one line: its inbox and its committed offset.
-    let inbox = move || {
-        let s = &report.read().snapshot;
-        let ids = if s.inbox.is_empty() {
-            td_string!(l, after.inbox_empty).to_owned()
-        } else {
-            s.inbox.join(", ")
-        };
-        let offset =
-            td_string!(l, after.offset, offset = s.consumer_offset.to_string()).to_string();
-        view! {
-            <p class="action-hint" data-inbox=s.inbox.join(" ")>
-                {td_string!(l, after.inbox_caption)} ": " {ids} " · " {offset}
-            </p>
-        }
-    };
     view! {
         <div class="outside-tables">
             <p class="db-label">
@@ -363,7 +347,6 @@ pub fn OutsideTables(report: Signal<Report>) -> impl IntoView {
                     </table>
                 </div>
             </div>
-            {inbox}
         </div>
     }
 }

@@ -217,16 +217,24 @@ fn Panels(
                 <OutsideTables report />
             </details>
         };
-        (Either::Left(folded), None)
+        // Predicting first folds Kafka and History; the runs after COMMIT stay at hand.
+        let after = view! {
+            <div class="panel">
+                <crate::components::after_commit::AfterCommit report />
+            </div>
+        };
+        (Either::Left(folded), Some(Either::Left(after)))
     } else {
+        // The publisher and the consumer fold under the tables they fill.
         let outside = view! {
             <div class="panel">
                 <OutsideTables report />
+                <crate::components::after_commit::AfterCommit report />
             </div>
         };
         (
             Either::Right(view! { <Tables report db_only=true /> }),
-            Some(outside),
+            Some(Either::Right(outside)),
         )
     };
     let message = progress_message(&progress, &report.get_untracked());
@@ -249,7 +257,6 @@ fn Panels(
                 </div>
             </div>
         </div>
-        <crate::components::after_commit::AfterCommit report />
         <Trace report />
         <ComparePanel initial=compare />
         <FailureTable report progress />

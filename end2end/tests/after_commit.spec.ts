@@ -1,0 +1,123 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, Page, test } from "@playwright/test";
+import { Client } from "pg";
+import { LANGS, Lang, attempt, openHydrated, sandboxOf, text } from "./helpers";
+
+/** The topic, History, inbox and offset as PostgreSQL holds them, read with the test's own connection. */
+async function afterCommitState(schema: string) {
+  const client = new Client({ connectionString: process.env.DATABASE_URL });
+  await client.connect();
+  try {
+    const one = async (sql: string) => (await client.query(sql)).rows;
+    return {
+      kafka: (await one(`SELECT value::jsonb->>'event_id' AS id FROM "${schema}".kafka_log ORDER BY log_offset`)).map((r) => r.id),
+      history: (await one(`SELECT event_id FROM "${schema}".history ORDER BY line`)).map((r) => r.event_id),
+      inbox: (await one(`SELECT event_id FROM "${schema}".inbox`)).map((r) => r.event_id),
+      marked: (await one(`SELECT published_at IS NOT NULL AS m FROM "${schema}".outbox`)).map((r) => r.m),
+      offset: (await one(`SELECT next_offset FROM "${schema}".consumer_offsets`)).map((r) => Number(r.next_offset)),
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+async function openAfterCommit(page: Page) {
+  const panel = page.locator("details#after-commit");
+  if ((await panel.getAttribute("open")) === null) await panel.locator("summary").click();
+  await expect(panel).toHaveAttribute("open", "");
+}
+
+/** Fills one of the after-COMMIT forms and presses its button; waits for the run's result. */
+async function run(page: Page, lang: Lang, form: string, fields: Record<string, string>, outcome: string) {
+  await openAfterCommit(page);
+  const f = page.locator(`form[data-form="${form}"]`);
+  for (const [name, value] of Object.entries(fields)) {
+    await f.locator(`input[name="${name}"][value="${value}"]`).check();
+  }
+  await f.locator("button[type=submit]").click();
+  await expect(page.locator(".after-result")).toHaveAttribute("data-outcome", outcome);
+  await expect(page.locator(".after-result h3")).toContainText(text(lang, `outcome.${outcome}.title`));
+}
+
+async function rungs(page: Page): Promise<string[]> {
+  return page.locator(".ladder .rung").evaluateAll((els) => els.map((e) => e.getAttribute("data-reached")!));
+}
+
+for (const lang of LANGS) {
+  for (const javaScriptEnabled of [true, false]) {
+    test(`the ladder is climbed after COMMIT: publisher, duplicate, inbox (${lang}, JavaScript ${javaScriptEnabled ? "on" : "off"})`, async ({
+      browser,
+    }) => {
+      const context = await browser.newContext({ javaScriptEnabled });
+      const page = await context.newPage();
+      if (javaScriptEnabled) await openHydrated(page, `/?lang=${lang}`);
+      else await page.goto(`/?lang=${lang}`);
+
+      // 8.2: COMMIT, then the process dies. The intent is stored, nothing is delivered.
+      await attempt(page, { crash: "after_commit" }, "committed_then_crashed");
+      expect(await rungs(page)).toEqual(["true", "false", "false"]);
+      await expect(page.locator('.rung[data-rung="intent_stored"] .rung-state')).toContainText(text(lang, "ladder.reached"));
+      const schema = await sandboxOf(page);
+
+      // 8.3: the publisher dies after the send: the event is in Kafka, the row still says NULL.
+      await run(page, lang, "restart", { crash: "after_send" }, "publisher_crashed_after_send");
+      await expect(page.locator('.after-mark[data-mark="after_send"]')).toHaveAttribute("data-lit", "true");
+      await expect(page.locator('.publisher-failures tr[data-row="crash_after_send"]')).toHaveAttribute("aria-current", "true");
+      let db = await afterCommitState(schema);
+      expect(db.kafka).toEqual(["event-ticket-900"]);
+      expect(db.marked).toEqual([false]);
+
+      // The next restart sends it again: delivered at least once, twice in fact.
+      await run(page, lang, "restart", { crash: "none" }, "published");
+      await expect(page.locator('.publisher-failures tr[data-row="crash_after_mark"]')).toHaveAttribute("aria-current", "true");
+      db = await afterCommitState(schema);
+      expect(db.kafka).toEqual(["event-ticket-900", "event-ticket-900"]);
+      expect(db.marked).toEqual([true]);
+      expect(await rungs(page)).toEqual(["true", "true", "false"]);
+
+      // 8.4 without an inbox: the duplicate is applied twice, the top rung is not reached.
+      await run(page, lang, "consume", { inbox: "off", crash: "none" }, "duplicate_applied");
+      db = await afterCommitState(schema);
+      expect(db.history).toEqual(["event-ticket-900", "event-ticket-900"]);
+      await expect(page.locator('table[data-table="history"] tbody tr')).toHaveCount(2);
+      expect(await rungs(page)).toEqual(["true", "true", "false"]);
+
+      // Again with the inbox, and a consumer that dies before its offset: the replay is skipped.
+      await page.getByRole("button", { name: text(lang, "controls.reset"), exact: true }).click();
+      await expect(page.locator("section.outcome")).toHaveAttribute("data-action", "reset");
+      await attempt(page, { crash: "none" }, "committed");
+      await run(page, lang, "restart", { crash: "after_send" }, "publisher_crashed_after_send");
+      await run(page, lang, "restart", { crash: "none" }, "published");
+      await run(page, lang, "consume", { inbox: "on", crash: "after_apply" }, "consumer_crashed_after_apply");
+      await expect(page.locator('.after-mark[data-mark="after_apply"]')).toHaveAttribute("data-lit", "true");
+      db = await afterCommitState(schema);
+      expect(db.history).toEqual(["event-ticket-900"]);
+      expect(db.offset).toEqual([]);
+      await run(page, lang, "consume", { inbox: "on", crash: "none" }, "duplicate_skipped");
+      db = await afterCommitState(schema);
+      expect(db.history).toEqual(["event-ticket-900"]);
+      expect(db.inbox).toEqual(["event-ticket-900"]);
+      expect(db.offset).toEqual([2]);
+      expect(await rungs(page)).toEqual(["true", "true", "true"]);
+      await expect(page.locator("[data-inbox]")).toHaveAttribute("data-inbox", "event-ticket-900");
+
+      if (javaScriptEnabled) {
+        const result = await new AxeBuilder({ page }).analyze();
+        const found = result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+        expect(found, `${lang}, after COMMIT`).toEqual([]);
+      }
+      await context.close();
+    });
+  }
+}
+
+test("Trace A after a crash after COMMIT: the restarted publisher finds nothing to send", async ({ page }) => {
+  const lang = "en";
+  await openHydrated(page, "/?lang=en");
+  await page.locator('input[name="mode"][value="naive"]').check();
+  await attempt(page, { crash: "after_commit" }, "naive_event_lost");
+  await run(page, lang, "restart", { crash: "none" }, "nothing_to_publish");
+  expect(await rungs(page)).toEqual(["false", "false", "false"]);
+  const db = await afterCommitState(await sandboxOf(page));
+  expect(db.kafka).toEqual([]);
+});
