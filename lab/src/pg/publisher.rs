@@ -14,7 +14,7 @@ use super::broker;
 use super::crash;
 use super::error::LabError;
 use super::names::SchemaName;
-use super::race::wait_until_blocked;
+use super::race::{lock_wait_to_lane_b, record_lock_wait};
 use super::trace::{Tracer, done, rows};
 
 /// The publisher's SELECT, with SKIP LOCKED (the lesson's) or waiting for locked rows.
@@ -238,18 +238,7 @@ pub async fn race(
         let sent_at = tb.now_us();
         let b_claim = claim(&mut tx_b, sandbox, false, &mut tb, Some(sent_at));
         let a_rest = async {
-            let seen = wait_until_blocked(pool, pid_b, wait_limit, &ta).await?;
-            ta.push(
-                Actor::Postgres,
-                Sent::LockWait {
-                    pid: seen.waiting_pid,
-                    blocked_by: seen.blocked_by.clone(),
-                },
-                Answer::Values {
-                    values: vec!["Lock".to_owned(), seen.wait_event.clone()],
-                },
-                TxState::Open,
-            );
+            let seen = record_lock_wait(pool, pid_b, wait_limit, &mut ta).await?;
             lock_wait = Some(seen);
             send_mark_commit(pool, sandbox, tx_a, &a_rows, &mut ta).await
         };
@@ -258,12 +247,7 @@ pub async fn race(
         b_rows?
     };
     send_mark_commit(pool, sandbox, tx_b, &b_rows, &mut tb).await?;
-    // The lock wait was seen by a third session, but it belongs to B's lane.
-    for step in ta.steps_mut() {
-        if matches!(step.sent, Sent::LockWait { .. }) {
-            step.lane = Some(Lane::B);
-        }
-    }
+    lock_wait_to_lane_b(&mut ta);
     Ok(Raced {
         a_sent: a_rows.into_iter().map(|r| r.event_id).collect(),
         b_sent: b_rows.into_iter().map(|r| r.event_id).collect(),

@@ -57,18 +57,7 @@ pub async fn run(
         // waiting, so the wait is real and on record, not a guess.
         let b_update = run_update(&mut tx_b, update, sandbox, &mut tb, true);
         let a_rest = async {
-            let seen = wait_until_blocked(pool, pid_b, wait_limit, &ta).await?;
-            ta.push(
-                Actor::Postgres,
-                Sent::LockWait {
-                    pid: seen.waiting_pid,
-                    blocked_by: seen.blocked_by.clone(),
-                },
-                Answer::Values {
-                    values: vec!["Lock".to_owned(), seen.wait_event.clone()],
-                },
-                TxState::Open,
-            );
+            let seen = record_lock_wait(pool, pid_b, wait_limit, &mut ta).await?;
             lock_wait = Some(seen);
             insert_and_commit(tx_a, &spec_a, &mut ta).await
         };
@@ -85,12 +74,7 @@ pub async fn run(
         sandbox_tx::rollback(tx_b, Actor::Service, &mut tb).await?;
         OutcomeId::GuardRejected
     };
-    // The lock wait was seen by a third session, but it belongs to B's lane.
-    for step in ta.steps_mut() {
-        if matches!(step.sent, Sent::LockWait { .. }) {
-            step.lane = Some(Lane::B);
-        }
-    }
+    lock_wait_to_lane_b(&mut ta);
     Ok(Raced {
         a,
         b,
@@ -164,8 +148,40 @@ async fn insert_and_commit(
     Ok(OutcomeId::Committed)
 }
 
+/// Waits until B's backend `pid` is seen waiting on a lock, and records the wait in A's trace
+/// (a third session saw it; [`lock_wait_to_lane_b`] moves it to B's lane once both are done).
+pub(super) async fn record_lock_wait(
+    pool: &PgPool,
+    pid: i32,
+    limit: Duration,
+    ta: &mut Tracer,
+) -> Result<LockWaitSeen, LabError> {
+    let seen = wait_until_blocked(pool, pid, limit, ta).await?;
+    ta.push(
+        Actor::Postgres,
+        Sent::LockWait {
+            pid: seen.waiting_pid,
+            blocked_by: seen.blocked_by.clone(),
+        },
+        Answer::Values {
+            values: vec!["Lock".to_owned(), seen.wait_event.clone()],
+        },
+        TxState::Open,
+    );
+    Ok(seen)
+}
+
+/// The lock wait was seen by a third session, but it belongs to B's lane.
+pub(super) fn lock_wait_to_lane_b(ta: &mut Tracer) {
+    for step in ta.steps_mut() {
+        if matches!(step.sent, Sent::LockWait { .. }) {
+            step.lane = Some(Lane::B);
+        }
+    }
+}
+
 /// Polls (bounded) until backend `pid` waits on a lock, and returns what was seen.
-pub(super) async fn wait_until_blocked(
+async fn wait_until_blocked(
     pool: &PgPool,
     pid: i32,
     limit: Duration,
