@@ -68,6 +68,16 @@ impl Client {
         self.send(request).await
     }
 
+    /// Whether the server answers its health check.
+    pub async fn health(&self) -> bool {
+        let Ok(request) =
+            Request::get(format!("{}/healthz", self.base)).body(Full::new(Bytes::new()))
+        else {
+            return false;
+        };
+        matches!(self.send(request).await, Ok(a) if a.status == StatusCode::OK)
+    }
+
     /// A new learner: the server hands out a sandbox and its cookie.
     pub async fn new_learner(&self) -> Result<String> {
         let answer = self.post("/api/current", "", None).await?;

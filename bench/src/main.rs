@@ -3,6 +3,7 @@
 //! under load, sandbox creation, memory with many idle sandboxes, and the WASM size.
 //! It prints a Markdown report and writes it to BENCHMARKS.md.
 
+mod cost;
 mod http_load;
 mod pgbench;
 mod sandboxes;
@@ -33,6 +34,7 @@ struct Settings {
     context: String,
     wasm: String,
     out: PathBuf,
+    server_bin: PathBuf,
 }
 
 fn env(name: &str) -> Result<String> {
@@ -64,6 +66,9 @@ impl Settings {
             wasm: env("BENCH_WASM").unwrap_or_else(|_| "not measured".into()),
             out: env("BENCH_OUT")
                 .unwrap_or_else(|_| "BENCHMARKS.md".into())
+                .into(),
+            server_bin: env("BENCH_SERVER_BIN")
+                .unwrap_or_else(|_| "target/release/server".into())
                 .into(),
         })
     }
@@ -122,6 +127,20 @@ async fn main() -> Result<()> {
     );
     let page_load = page_load?.summary();
 
+    eprintln!("cost per action, through a counting relay");
+    let cost_database = "outbox_bench_cost";
+    let costs = cost::measure(
+        &cost::CostServer {
+            binary: s.server_bin.clone(),
+            pg_server: pg_server.clone(),
+            pg_server_url: s.pg_server.clone(),
+            database: cost_database.into(),
+        },
+        &pgbench,
+    )
+    .await?;
+    drop_database(&pg_server, cost_database).await?;
+
     eprintln!("sandbox creation");
     let scratch = "outbox_bench_sandboxes";
     let scratch_url = format!("{}/{scratch}", s.pg_server.trim_end_matches('/'));
@@ -139,11 +158,11 @@ async fn main() -> Result<()> {
     let report = render(
         &s,
         &rows,
-        page_idle,
-        page_load,
+        (page_idle, page_load),
         rates,
         (rss_before, rss_after),
         attempt_after,
+        &costs,
     );
     println!("{report}");
     std::fs::write(&s.out, report).with_context(|| format!("writing {}", s.out.display()))?;
@@ -170,6 +189,39 @@ makes about seven more. Each answer is a full report in JSON (tables before and 
 trace, the model's prediction) over HTTP. On this two-core machine PostgreSQL, the server and the \
 load generator share the cores, so the extra work shows directly in throughput.\n\n";
 
+fn cost_table(c: &cost::Costs) -> String {
+    let cycle = cost::Cost {
+        round_trips: c.attempt.round_trips + c.reset.round_trips,
+        wal_bytes: c.attempt.wal_bytes + c.reset.wal_bytes,
+    };
+    let mut md = String::from(
+        "## What one action costs PostgreSQL\n\n\
+         Measured on a second server connected through a relay that counts PostgreSQL's \
+         ReadyForQuery messages (one per round trip, pool checks included), with no warm pool \
+         and one learner, averaged over 50 actions of each kind; WAL bytes from \
+         `pg_current_wal_insert_lsn()` before and after each action. pgbench's cycle is \
+         measured through the same relay.\n\n\
+         | | round trips | WAL bytes |\n|---|---:|---:|\n",
+    );
+    for (name, cost) in [
+        ("playground attempt (crash `none`)", c.attempt),
+        ("playground reset", c.reset),
+        ("playground cycle (attempt + reset)", cycle),
+        (
+            "pgbench cycle (the same transaction, then the ticket put back)",
+            c.pgbench_cycle,
+        ),
+    ] {
+        let _ = writeln!(
+            md,
+            "| {name} | {:.1} | {:.0} |",
+            cost.round_trips, cost.wal_bytes
+        );
+    }
+    md.push('\n');
+    md
+}
+
 fn verdict(ok: bool) -> &'static str {
     if ok { "met" } else { "**missed**" }
 }
@@ -177,11 +229,11 @@ fn verdict(ok: bool) -> &'static str {
 fn render(
     s: &Settings,
     rows: &[Row],
-    page_idle: Summary,
-    page_load: Summary,
+    (page_idle, page_load): (Summary, Summary),
     (stamped, warm): (f64, f64),
     (rss_before, rss_after): (f64, f64),
     attempt_after: Summary,
+    costs: &cost::Costs,
 ) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Benchmarks\n\n{}\n", s.context.trim());
@@ -241,6 +293,7 @@ fn render(
          ## WASM\n\n{}\n",
         s.idle_sandboxes, attempt_after.p50_ms, attempt_after.p99_ms, s.wasm
     );
+    md.push_str(&cost_table(costs));
     md.push_str(WHERE_THE_TIME_GOES);
     md.push_str("## Targets\n\n");
     if let Some(top) = rows.iter().max_by_key(|r| r.clients) {

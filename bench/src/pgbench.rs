@@ -97,6 +97,31 @@ impl PgBench {
     }
 }
 
+impl PgBench {
+    /// `transactions` cycles on one connection to `127.0.0.1:port` (the cost relay), without
+    /// TLS so that the relay can read the messages.
+    pub fn transactions_via(&self, port: u16, transactions: u64) -> Result<()> {
+        let output = Command::new(&self.binary)
+            .env("PGSSLMODE", "disable")
+            .args(["-n", "-M", "prepared", "-c", "1"])
+            .args(["-t", &transactions.to_string()])
+            .arg("-f")
+            .arg(self.work_dir.join("lesson.sql"))
+            .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+            .args(["-U", self.server.get_username()])
+            .arg(&self.database)
+            .output()
+            .context("running pgbench through the relay")?;
+        if !output.status.success() {
+            bail!(
+                "pgbench through the relay failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        Ok(())
+    }
+}
+
 /// pgbench's per-transaction log: `client_id transaction_no time_us script_no epoch us`.
 fn read_logs(dir: &Path) -> Result<Samples> {
     let mut samples = Samples::default();

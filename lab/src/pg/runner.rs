@@ -135,15 +135,9 @@ impl Lab {
             ])
             .application_name("outbox-playground")
             .disable_statement_logging();
-        let pool = PgPoolOptions::new()
-            .max_connections(config.pool_max)
-            .acquire_timeout(config.acquire_timeout)
-            .connect_lazy_with(connect.clone());
+        let pool = pool_options(&config).connect_lazy_with(connect.clone());
         // As many actions at once as the working pool can serve.
-        let lock_pool = PgPoolOptions::new()
-            .max_connections(config.pool_max)
-            .acquire_timeout(config.acquire_timeout)
-            .connect_lazy_with(connect.clone());
+        let lock_pool = pool_options(&config).connect_lazy_with(connect.clone());
         let config_sessions = config.step_sessions;
         Lab {
             inner: Arc::new(Inner {
@@ -251,22 +245,46 @@ impl Lab {
         });
     }
 
-    pub(super) async fn lock_sandbox(&self, sandbox: &SchemaName) -> Result<SandboxLock, LabError> {
-        SandboxLock::acquire(&self.inner.local_locks, &self.inner.lock_pool, sandbox).await
+    /// Takes the sandbox's lock (see [`SandboxLock`]); with `read_tables`, also its tables.
+    pub(super) async fn lock_sandbox(
+        &self,
+        sandbox: &SchemaName,
+        read_tables: bool,
+    ) -> Result<(SandboxLock, Option<Snapshot>), LabError> {
+        SandboxLock::acquire(
+            &self.inner.local_locks,
+            &self.inner.lock_pool,
+            sandbox,
+            read_tables,
+        )
+        .await
     }
 
-    /// Runs `action` while holding the sandbox's lock.
-    pub(super) async fn locked<T>(
+    /// Runs `action` while holding the sandbox's lock, with the tables read under it. The
+    /// action ends with [`Lab::finish`], which keeps its report and lets the lock go.
+    pub(super) async fn locked<T, F>(
+        &self,
+        sandbox: &SchemaName,
+        action: impl FnOnce(Locked) -> F,
+    ) -> Result<T, LabError>
+    where
+        F: Future<Output = Result<T, LabError>>,
+    {
+        self.refuse_while_stepped(sandbox)?;
+        let (lock, before) = self.lock_sandbox(sandbox, true).await?;
+        let before = before.ok_or_else(|| LabError::SandboxGone(sandbox.to_string()))?;
+        action(Locked { lock, before }).await
+    }
+
+    /// Runs `action` while holding the sandbox's lock, without reading its tables; the lock is
+    /// released when the action succeeds.
+    pub(super) async fn locked_only<T>(
         &self,
         sandbox: &SchemaName,
         action: impl Future<Output = Result<T, LabError>>,
     ) -> Result<T, LabError> {
-        // A stepped transaction holds the sandbox for minutes: say so at once, not after a
-        // wait for its lock.
-        if self.inner.stepping.holds(sandbox) {
-            return Err(LabError::StepInProgress);
-        }
-        let lock = self.lock_sandbox(sandbox).await?;
+        self.refuse_while_stepped(sandbox)?;
+        let (lock, _) = self.lock_sandbox(sandbox, false).await?;
         let result = action.await;
         // On an error the lock is dropped: its session is closed, which releases it too.
         if result.is_ok()
@@ -277,16 +295,21 @@ impl Lab {
         result
     }
 
+    /// A stepped transaction holds the sandbox for minutes: say so at once, not after a wait
+    /// for its lock.
+    fn refuse_while_stepped(&self, sandbox: &SchemaName) -> Result<(), LabError> {
+        if self.inner.stepping.holds(sandbox) {
+            return Err(LabError::StepInProgress);
+        }
+        Ok(())
+    }
+
     // ----- reading ------------------------------------------------------------------------
 
     /// The sandbox's tables, read in one snapshot.
     pub async fn snapshot(&self, sandbox: &SchemaName) -> Result<Snapshot, LabError> {
-        let Json(snapshot): Json<Snapshot> = sqlx::query_scalar("SELECT lab.snapshot($1)")
-            .bind(sandbox.as_str())
-            .fetch_one(self.pool())
-            .await
-            .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?;
-        Ok(snapshot)
+        let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
+        read_snapshot(&mut conn, sandbox).await
     }
 
     /// The report without acting.
@@ -319,10 +342,12 @@ impl Lab {
 
     // ----- actions ------------------------------------------------------------------------
 
-    /// Reads the tables after an action, judges them against the model, and keeps the report.
+    /// Reads the tables after an action, judges them against the model, keeps the report and
+    /// releases the sandbox's lock: two round trips on the lock's own connection.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn finish(
         &self,
+        mut lock: SandboxLock,
         sandbox: &SchemaName,
         action: ActionKind,
         attempt: Option<AttemptSettings>,
@@ -333,7 +358,7 @@ impl Lab {
         pending: Pending,
         decorate: impl FnOnce(&mut Report),
     ) -> Result<Report, LabError> {
-        let snapshot = self.snapshot(sandbox).await?;
+        let snapshot = read_snapshot(lock.conn()?, sandbox).await?;
         let matches_model = model::matches(&expected, outcome, &snapshot);
         if !matches_model {
             tracing::warn!(%sandbox, ?outcome, ?expected, ?snapshot, "the real outcome differs from the model");
@@ -360,9 +385,49 @@ impl Lab {
             Pending::Clear => (None, false),
             Pending::Keep => (None, true),
         };
-        sandbox::save_report(self.pool(), sandbox, &report, pending, keep).await?;
+        lock.leave(&report, pending, keep).await?;
         Ok(report)
     }
+}
+
+/// A connection idle this long is checked before use; one used more recently is taken as is.
+const CHECK_IF_IDLE_FOR: Duration = Duration::from_secs(1);
+
+/// sqlx checks every connection with a round trip before handing it out. Under load that is a
+/// round trip per checkout for nothing, so only a connection that sat idle (and may have been
+/// cut by a restart of PostgreSQL) is checked; a dead one is then replaced, as before.
+fn pool_options(config: &LabConfig) -> PgPoolOptions {
+    PgPoolOptions::new()
+        .max_connections(config.pool_max)
+        .acquire_timeout(config.acquire_timeout)
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= CHECK_IF_IDLE_FOR {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
+}
+
+/// What an action holds while it runs: the sandbox's lock, and the tables read under it.
+pub(super) struct Locked {
+    pub lock: SandboxLock,
+    pub before: Snapshot,
+}
+
+/// The sandbox's tables, read in one snapshot on `conn`.
+async fn read_snapshot(
+    conn: &mut sqlx::PgConnection,
+    sandbox: &SchemaName,
+) -> Result<Snapshot, LabError> {
+    let Json(snapshot): Json<Snapshot> = sqlx::query_scalar("SELECT lab.snapshot($1)")
+        .bind(sandbox.as_str())
+        .fetch_one(conn)
+        .await
+        .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?;
+    Ok(snapshot)
 }
 
 pub(super) enum Pending {

@@ -193,9 +193,10 @@ pub async fn reap(pool: &PgPool, ttl: std::time::Duration) -> Result<u64, LabErr
     }
 }
 
-/// Keeps an action's report (and the attempt to reconcile) with the sandbox.
-pub async fn save_report(
-    pool: &PgPool,
+/// Keeps an action's report (and the attempt to reconcile) with the sandbox, and releases the
+/// sandbox's lock, which `conn` holds.
+pub async fn leave_action(
+    conn: &mut sqlx::PgConnection,
     sandbox: &SchemaName,
     report: &Report,
     pending: Option<&super::runner::PendingAttempt>,
@@ -206,7 +207,7 @@ pub async fn save_report(
         .and_then(crate::progress::Found::of)
         .map(crate::progress::Found::key);
     let predicted = report.prediction.as_ref().map(|p| p.all_right());
-    sqlx::query("SELECT lab.save_report($1, $2, $3, $4, $5, $6, $7)")
+    sqlx::query("SELECT lab.leave_action($1, $2, $3, $4, $5, $6, $7)")
         .bind(sandbox.as_str())
         .bind(Json(report))
         .bind(pending.map(Json))
@@ -214,7 +215,7 @@ pub async fn save_report(
         .bind(found.map(|(kind, _)| kind))
         .bind(found.map(|(_, id)| id))
         .bind(predicted)
-        .execute(pool)
+        .execute(conn)
         .await
         .map_err(LabError::from_sqlx)?;
     Ok(())

@@ -10,13 +10,18 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use sqlx::pool::PoolConnection;
-use sqlx::{PgPool, Postgres};
+use sqlx::types::Json;
+use sqlx::{PgConnection, PgPool, Postgres};
 use tokio::sync::OwnedMutexGuard;
+
+use crate::outcome::{Report, Snapshot};
 
 use super::error::{LabError, sqlstate};
 use super::names::SchemaName;
+use super::runner::PendingAttempt;
 
-const LOCK: &str = "SELECT pg_advisory_lock(hashtextextended($1, 0))";
+/// Takes the lock and, when asked, reads the tables under it, in one round trip.
+const ENTER: &str = "SELECT lab.enter_action($1, $2)";
 const UNLOCK: &str = "SELECT pg_advisory_unlock(hashtextextended($1, 0))";
 
 #[derive(Default)]
@@ -53,33 +58,77 @@ pub struct SandboxLock {
 }
 
 impl SandboxLock {
+    /// Takes the sandbox's lock; with `read_tables`, also its tables as they are under it.
     pub async fn acquire(
         local: &LocalLocks,
         lock_pool: &PgPool,
         sandbox: &SchemaName,
-    ) -> Result<SandboxLock, LabError> {
+        read_tables: bool,
+    ) -> Result<(SandboxLock, Option<Snapshot>), LabError> {
         let local = local.lock(sandbox).await;
         let mut conn = lock_pool.acquire().await.map_err(LabError::from_sqlx)?;
-        let locked = sqlx::query(LOCK)
+        let entered: Result<Option<Json<Snapshot>>, _> = sqlx::query_scalar(ENTER)
             .bind(sandbox.as_str())
-            .execute(&mut *conn)
+            .bind(read_tables)
+            .fetch_one(&mut *conn)
             .await;
-        if let Err(e) = locked {
-            // lock_timeout: another process has held this sandbox for seconds — a stepped
-            // transaction (it names itself by its application_name), or a busy learner.
-            return Err(match sqlstate(&e).as_deref() {
-                Some("55P03") if stepped_elsewhere(&mut conn, sandbox).await => {
-                    LabError::StepInProgress
-                }
-                Some("55P03") => LabError::RateLimited,
-                _ => LabError::from_sqlx(e),
-            });
+        match entered {
+            Ok(tables) => Ok((
+                SandboxLock {
+                    conn: Some(conn),
+                    sandbox: sandbox.clone(),
+                    _local: local,
+                },
+                tables.map(|Json(t)| t),
+            )),
+            Err(e) => {
+                // The read may fail after the lock was taken (a sandbox dropped meanwhile):
+                // the session goes, and the lock with it.
+                conn.close_on_drop();
+                // lock_timeout: another process has held this sandbox for seconds — a stepped
+                // transaction (it names itself by its application_name), or a busy learner.
+                Err(match sqlstate(&e).as_deref() {
+                    Some("55P03") if stepped_elsewhere(&mut conn, sandbox).await => {
+                        LabError::StepInProgress
+                    }
+                    Some("55P03") => LabError::RateLimited,
+                    _ => LabError::in_sandbox(e, sandbox.as_str()),
+                })
+            }
         }
-        Ok(SandboxLock {
-            conn: Some(conn),
-            sandbox: sandbox.clone(),
-            _local: local,
-        })
+    }
+
+    /// The connection that holds the lock: the action's bookkeeping runs on it.
+    pub fn conn(&mut self) -> Result<&mut PgConnection, LabError> {
+        self.conn
+            .as_deref_mut()
+            .ok_or(LabError::Unavailable(sqlx::Error::PoolClosed))
+    }
+
+    /// Keeps the action's report and releases the lock in one statement, then gives the
+    /// connection back to the pool; on a failure the session is closed, which releases the
+    /// lock too.
+    pub async fn leave(
+        mut self,
+        report: &Report,
+        pending: Option<&PendingAttempt>,
+        keep_pending: bool,
+    ) -> Result<(), LabError> {
+        if let Some(mut conn) = self.conn.take() {
+            let left = super::sandbox::leave_action(
+                &mut conn,
+                &self.sandbox,
+                report,
+                pending,
+                keep_pending,
+            )
+            .await;
+            if left.is_err() {
+                conn.close_on_drop();
+            }
+            left?;
+        }
+        Ok(())
     }
 
     pub async fn release(mut self) -> Result<(), LabError> {

@@ -13,7 +13,8 @@ use super::super::crash;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
 use super::super::publisher;
-use super::super::runner::{Lab, Pending};
+use super::super::runner::{Lab, Locked, Pending};
+use super::super::sandbox_lock::SandboxLock;
 use super::super::trace::Tracer;
 
 impl Lab {
@@ -23,16 +24,19 @@ impl Lab {
         sandbox: &SchemaName,
         crash: PublisherCrash,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, self.restart_locked(sandbox, crash))
-            .await
+        self.locked(sandbox, |locked| {
+            self.restart_locked(locked, sandbox, crash)
+        })
+        .await
     }
 
     async fn restart_locked(
         &self,
+        locked: Locked,
         sandbox: &SchemaName,
         crash_at: PublisherCrash,
     ) -> Result<Report, LabError> {
-        let before = self.snapshot(sandbox).await?;
+        let Locked { lock, before } = locked;
         let expected = model::predict_restart(&before, crash_at);
         let _slot = self.crash_slot().await?;
         let conn = self.connect_own(None).await?;
@@ -49,6 +53,7 @@ impl Lab {
             sent: ran.sent,
         };
         self.finish_after_commit(
+            lock,
             sandbox,
             ActionKind::Restart,
             before,
@@ -66,16 +71,19 @@ impl Lab {
         sandbox: &SchemaName,
         skip_locked: bool,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, self.publish_race_locked(sandbox, skip_locked))
-            .await
+        self.locked(sandbox, |locked| {
+            self.publish_race_locked(locked, sandbox, skip_locked)
+        })
+        .await
     }
 
     async fn publish_race_locked(
         &self,
+        locked: Locked,
         sandbox: &SchemaName,
         skip_locked: bool,
     ) -> Result<Report, LabError> {
-        let before = self.snapshot(sandbox).await?;
+        let Locked { lock, before } = locked;
         let expected = model::predict_publish_race(&before, skip_locked);
         let limit = self.config().backend_exit_timeout;
         let raced = publisher::race(self.pool(), sandbox, skip_locked, limit).await?;
@@ -91,6 +99,7 @@ impl Lab {
             lock_wait: raced.lock_wait,
         };
         self.finish_after_commit(
+            lock,
             sandbox,
             ActionKind::PublishRace,
             before,
@@ -109,17 +118,20 @@ impl Lab {
         inbox: bool,
         crash: ConsumerCrash,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, self.consume_locked(sandbox, inbox, crash))
-            .await
+        self.locked(sandbox, |locked| {
+            self.consume_locked(locked, sandbox, inbox, crash)
+        })
+        .await
     }
 
     async fn consume_locked(
         &self,
+        locked: Locked,
         sandbox: &SchemaName,
         inbox: bool,
         crash_at: ConsumerCrash,
     ) -> Result<Report, LabError> {
-        let before = self.snapshot(sandbox).await?;
+        let Locked { lock, before } = locked;
         let expected = model::predict_consume(&before, inbox, crash_at);
         let _slot = self.crash_slot().await?;
         let mut conn = self.connect_own(None).await?;
@@ -161,6 +173,7 @@ impl Lab {
             skipped: polled.skipped,
         };
         self.finish_after_commit(
+            lock,
             sandbox,
             ActionKind::Consume,
             before,
@@ -175,6 +188,7 @@ impl Lab {
     #[allow(clippy::too_many_arguments)]
     async fn finish_after_commit(
         &self,
+        lock: SandboxLock,
         sandbox: &SchemaName,
         action: ActionKind,
         before: Snapshot,
@@ -184,6 +198,7 @@ impl Lab {
         run: AfterCommitRun,
     ) -> Result<Report, LabError> {
         self.finish(
+            lock,
             sandbox,
             action,
             None,

@@ -15,7 +15,7 @@ use super::super::attempt::{self, Place, Stop};
 use super::super::crash;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
-use super::super::runner::{Lab, Pending, PendingAttempt};
+use super::super::runner::{Lab, Locked, Pending, PendingAttempt};
 use super::super::trace::Tracer;
 use super::super::wire_fault::{CommitFault, Relay, Upstream};
 
@@ -37,17 +37,20 @@ impl Lab {
         spec: &AttemptSpec,
         prediction: &Prediction,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, self.attempt_locked(sandbox, spec, prediction))
-            .await
+        self.locked(sandbox, |locked| {
+            self.attempt_locked(locked, sandbox, spec, prediction)
+        })
+        .await
     }
 
     async fn attempt_locked(
         &self,
+        locked: Locked,
         sandbox: &SchemaName,
         spec: &AttemptSpec,
         prediction: &Prediction,
     ) -> Result<Report, LabError> {
-        let before = self.snapshot(sandbox).await?;
+        let Locked { lock, before } = locked;
         let expected = model::predict_attempt(&before, spec);
         let mut trace = Tracer::new();
         let place = Place {
@@ -75,6 +78,7 @@ impl Lab {
             before: before.clone(),
         };
         self.finish(
+            lock,
             sandbox,
             ActionKind::Attempt,
             Some(spec.settings()),

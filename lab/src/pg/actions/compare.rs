@@ -31,7 +31,7 @@ impl Lab {
         spec: &AttemptSpec,
         prediction: &Prediction,
     ) -> Result<CompareReport, LabError> {
-        self.locked(main, self.compare_locked(main, spec, prediction))
+        self.locked_only(main, self.compare_locked(main, spec, prediction))
             .await
     }
 

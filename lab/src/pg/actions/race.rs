@@ -8,7 +8,7 @@ use crate::outcome::{RaceReport, Report};
 use super::super::error::LabError;
 use super::super::names::SchemaName;
 use super::super::race;
-use super::super::runner::{Lab, Pending};
+use super::super::runner::{Lab, Locked, Pending};
 
 impl Lab {
     /// Two requests resolve ticket-42 at the same moment, on two connections.
@@ -17,16 +17,19 @@ impl Lab {
         sandbox: &SchemaName,
         mistakes: &Mistakes,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, self.race_locked(sandbox, mistakes))
-            .await
+        self.locked(sandbox, |locked| {
+            self.race_locked(locked, sandbox, mistakes)
+        })
+        .await
     }
 
     async fn race_locked(
         &self,
+        locked: Locked,
         sandbox: &SchemaName,
         mistakes: &Mistakes,
     ) -> Result<Report, LabError> {
-        let before = self.snapshot(sandbox).await?;
+        let Locked { lock, before } = locked;
         let expected = model::predict_race(&before, mistakes);
         let limit = self.config().backend_exit_timeout;
         let raced = race::run(self.pool(), sandbox, mistakes, limit).await?;
@@ -39,6 +42,7 @@ impl Lab {
             lock_wait: raced.lock_wait,
         };
         self.finish(
+            lock,
             sandbox,
             ActionKind::Race,
             Some(a_spec.settings()),

@@ -10,7 +10,7 @@ use crate::outcome::{Actor, Answer, Reconciliation, Report, TxState};
 
 use super::super::error::LabError;
 use super::super::names::SchemaName;
-use super::super::runner::{Lab, Pending, PendingAttempt};
+use super::super::runner::{Lab, Locked, Pending, PendingAttempt};
 use super::super::sandbox_tx::enter as enter_sandbox;
 use super::super::trace::{Tracer, done};
 
@@ -18,21 +18,29 @@ impl Lab {
     /// Decides an unknown outcome from the database alone: by the stable ids, and by the
     /// transaction id the attempt noted.
     pub async fn reconcile(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        self.locked(sandbox, self.reconcile_locked(sandbox)).await
+        self.locked(sandbox, |locked| self.reconcile_locked(locked, sandbox))
+            .await
     }
 
-    async fn reconcile_locked(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
+    async fn reconcile_locked(
+        &self,
+        locked: Locked,
+        sandbox: &SchemaName,
+    ) -> Result<Report, LabError> {
         const TICKET_STATUS: &str = "SELECT status FROM tickets WHERE id = $1";
         const OUTBOX_ROW: &str = "SELECT count(*) FROM outbox WHERE event_id = $1";
         const XACT_STATUS: &str = "SELECT pg_xact_status($1::xid8)";
         let pending: Option<Option<Json<PendingAttempt>>> =
-            sqlx::query_scalar("SELECT pending FROM lab.sandboxes WHERE schema_name = $1")
+            // FOR SHARE: the previous action lets the lock go just before its report commits.
+            sqlx::query_scalar(
+                "SELECT pending FROM lab.sandboxes WHERE schema_name = $1 FOR SHARE",
+            )
                 .bind(sandbox.as_str())
                 .fetch_optional(self.pool())
                 .await
                 .map_err(LabError::from_sqlx)?;
         let Json(pending) = pending.flatten().ok_or(LabError::NothingToReconcile)?;
-        let before = self.snapshot(sandbox).await?;
+        let Locked { lock, before } = locked;
         let event_id = pending.settings.event_id.as_str();
 
         let mut trace = Tracer::new();
@@ -112,6 +120,7 @@ impl Lab {
             .map_err(|e| LabError::Config(format!("the stored attempt is no longer valid: {e}")))?;
         let expected = model::predict_reconcile(&pending.before, &spec, committed);
         self.finish(
+            lock,
             sandbox,
             ActionKind::Reconcile,
             Some(pending.settings.clone()),

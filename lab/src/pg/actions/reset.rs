@@ -9,23 +9,25 @@ use crate::outcome::{Actor, Report, TxState};
 
 use super::super::error::LabError;
 use super::super::names::SchemaName;
-use super::super::runner::{Lab, Pending};
+use super::super::runner::{Lab, Locked, Pending};
 use super::super::sandbox_tx::enter as enter_sandbox;
 use super::super::trace::{Tracer, done, rows};
 
 impl Lab {
     /// Puts the sandbox back to the lesson's initial state.
     pub async fn reset(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        self.locked(sandbox, self.reset_locked(sandbox)).await
+        self.locked(sandbox, |locked| self.reset_locked(locked, sandbox))
+            .await
     }
 
-    async fn reset_locked(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        let before = self.snapshot(sandbox).await?;
+    async fn reset_locked(&self, locked: Locked, sandbox: &SchemaName) -> Result<Report, LabError> {
+        let Locked { mut lock, before } = locked;
         let mut trace = Tracer::new();
         const RESET: &str = "SELECT lab.reset_sandbox($1)";
+        // On the lock's connection: one checkout fewer; the reset commits as the server does.
         sqlx::query(RESET)
             .bind(sandbox.as_str())
-            .execute(self.pool())
+            .execute(lock.conn()?)
             .await
             .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?;
         trace.sql(
@@ -37,6 +39,7 @@ impl Lab {
         );
         let expected = model::predict_state(model::initial_state());
         self.finish(
+            lock,
             sandbox,
             ActionKind::Reset,
             None,
@@ -52,12 +55,17 @@ impl Lab {
 
     /// "Support reopens ticket-42": a separate, committed UPDATE; outbox rows stay.
     pub async fn reopen(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        self.locked(sandbox, self.reopen_locked(sandbox)).await
+        self.locked(sandbox, |locked| self.reopen_locked(locked, sandbox))
+            .await
     }
 
-    async fn reopen_locked(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
+    async fn reopen_locked(
+        &self,
+        locked: Locked,
+        sandbox: &SchemaName,
+    ) -> Result<Report, LabError> {
         const REOPEN: &str = "UPDATE tickets SET status = 'open' WHERE id = $1";
-        let before = self.snapshot(sandbox).await?;
+        let Locked { lock, before } = locked;
         let mut trace = Tracer::new();
         let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
         let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
@@ -81,6 +89,7 @@ impl Lab {
         drop(conn);
         let expected = model::predict_state(model::reopened(&before));
         self.finish(
+            lock,
             sandbox,
             ActionKind::Reopen,
             None,

@@ -25,7 +25,7 @@ use crate::step::{Command, Message, StepError, Stepped, WaiterState};
 use super::attempt::{self, Place, Stop};
 use super::error::LabError;
 use super::names::SchemaName;
-use super::runner::{Lab, Pending, PendingAttempt};
+use super::runner::{Lab, Locked, Pending, PendingAttempt};
 use super::trace::Tracer;
 use held::Held;
 
@@ -103,30 +103,33 @@ impl Lab {
             sandbox: sandbox.to_string(),
             _slot: slot,
         };
-        let lock = match self.lock_sandbox(sandbox).await {
+        let (lock, before) = match self.lock_sandbox(sandbox, true).await {
             Err(LabError::StepInProgress) => return Err(LabError::StepBusy),
             other => other?,
         };
-        let result = self
-            .step_locked(sandbox, spec, prediction, commands, out)
-            .await;
-        if result.is_ok()
-            && let Err(e) = lock.release().await
-        {
-            tracing::warn!(error = %e, %sandbox, "could not release a sandbox lock cleanly");
-        }
-        result
+        let before = before.ok_or_else(|| LabError::SandboxGone(sandbox.to_string()))?;
+        // The report's finish releases the lock; on an error it is dropped with its session.
+        self.step_locked(
+            Locked { lock, before },
+            sandbox,
+            spec,
+            prediction,
+            commands,
+            out,
+        )
+        .await
     }
 
     async fn step_locked(
         &self,
+        locked: Locked,
         sandbox: &SchemaName,
         spec: &AttemptSpec,
         prediction: &crate::prediction::Prediction,
         commands: &mut mpsc::Receiver<Command>,
         out: &mpsc::Sender<Message>,
     ) -> Result<crate::outcome::Report, LabError> {
-        let before = self.snapshot(sandbox).await?;
+        let Locked { lock, before } = locked;
         let relay = match self.start_relay(None).await {
             Ok(relay) => Some(relay),
             Err(LabError::RelayUnsupported) => None,
@@ -234,6 +237,7 @@ impl Lab {
             before: before.clone(),
         };
         self.finish(
+            lock,
             sandbox,
             ActionKind::Attempt,
             Some(final_spec.settings()),
