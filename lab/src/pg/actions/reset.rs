@@ -5,7 +5,7 @@ use sqlx::Connection;
 
 use crate::catalog::{ActionKind, names};
 use crate::model;
-use crate::outcome::{Actor, Report, TxState};
+use crate::outcome::{Actor, Report, Snapshot, TxState};
 
 use super::super::error::LabError;
 use super::super::names::SchemaName;
@@ -23,17 +23,20 @@ impl Lab {
     async fn reset_locked(&self, locked: Locked, sandbox: &SchemaName) -> Result<Report, LabError> {
         let Locked { mut lock, before } = locked;
         let mut trace = Tracer::new();
-        const RESET: &str = "SELECT lab.reset_sandbox($1)";
+        const RESET: &str = "SELECT lab.reset_tables($1, $2)";
+        let changed = changed_tables(&before, &model::initial_state());
+        let changed_text = format!("{{{}}}", changed.join(","));
         // On the lock's connection: one checkout fewer; the reset commits as the server does.
         sqlx::query(RESET)
             .bind(sandbox.as_str())
+            .bind(&changed)
             .execute(lock.conn()?)
             .await
             .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?;
         trace.sql(
             Actor::Playground,
             RESET,
-            &[sandbox.as_str()],
+            &[sandbox.as_str(), changed_text.as_str()],
             done(),
             TxState::Committed,
         );
@@ -101,5 +104,50 @@ impl Lab {
             |_| {},
         )
         .await
+    }
+}
+
+/// The sandbox tables whose rows differ from the lesson's initial state, as read under the
+/// sandbox's lock just before the reset. The consumer's offset row goes whenever anything after
+/// COMMIT differs: a row at offset 0 reads the same as none.
+fn changed_tables(now: &Snapshot, initial: &Snapshot) -> Vec<&'static str> {
+    let after_commit = now.kafka != initial.kafka
+        || now.history != initial.history
+        || now.inbox != initial.inbox
+        || now.consumer_offset != initial.consumer_offset;
+    [
+        ("tickets", now.tickets != initial.tickets),
+        ("outbox", now.outbox != initial.outbox),
+        ("kafka_log", now.kafka != initial.kafka),
+        ("history", now.history != initial.history),
+        ("inbox", now.inbox != initial.inbox),
+        ("consumer_offsets", after_commit),
+    ]
+    .into_iter()
+    .filter_map(|(table, changed)| changed.then_some(table))
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::OutboxRow;
+
+    #[test]
+    fn only_the_tables_an_attempt_changed_are_reset() {
+        let initial = model::initial_state();
+        assert!(changed_tables(&initial, &initial).is_empty());
+        let mut attempted = model::reopened(&initial);
+        attempted.tickets[0].status = "resolved".into();
+        attempted.outbox.push(OutboxRow {
+            event_id: "event-ticket-900".into(),
+            aggregate_id: "ticket-42".into(),
+            payload: "{}".into(),
+            published_at: None,
+        });
+        assert_eq!(changed_tables(&attempted, &initial), ["tickets", "outbox"]);
+        let mut consumed = initial.clone();
+        consumed.inbox.push("event-ticket-900".into());
+        assert_eq!(changed_tables(&consumed, &initial), ["inbox", "consumer_offsets"]);
     }
 }
