@@ -49,3 +49,87 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- What the playground keeps for a page reload and for reconciliation moves out of the registry
+-- into an UNLOGGED table: writing it costs no WAL, and the registry's row, updated on every
+-- request to spend the request budget, stays narrow (it carried the last report inline, ~1.5 kB
+-- compressed, into the WAL of every update). After a crash of PostgreSQL (not a clean restart)
+-- this table comes back empty: a reload then shows the tables without the last report, and
+-- "Reconcile" answers that there is nothing to reconcile. The sandboxes, their tables and the
+-- lesson's own transactions are untouched by that.
+CREATE UNLOGGED TABLE lab.sandbox_notes (
+    schema_name  text PRIMARY KEY REFERENCES lab.sandboxes (schema_name) ON DELETE CASCADE,
+    -- The report of the last action, so a reload (or a form post without JavaScript) shows it.
+    last_report  jsonb,
+    -- The last attempt's transaction id and what reconciliation needs to judge it.
+    pending      jsonb,
+    -- The learner's last comparison.
+    last_compare jsonb
+);
+
+INSERT INTO lab.sandbox_notes (schema_name, last_report, pending, last_compare)
+SELECT schema_name, last_report, pending, last_compare
+  FROM lab.sandboxes
+ WHERE last_report IS NOT NULL OR pending IS NOT NULL OR last_compare IS NOT NULL;
+
+ALTER TABLE lab.sandboxes DROP COLUMN last_report, DROP COLUMN pending, DROP COLUMN last_compare;
+
+CREATE OR REPLACE FUNCTION lab.save_report(sandbox text, report jsonb, pending jsonb,
+                                           keep_pending boolean, found_kind text, found_id text,
+                                           predicted boolean)
+RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    INSERT INTO lab.sandbox_notes AS n (schema_name, last_report, pending)
+    VALUES (sandbox, save_report.report, CASE WHEN keep_pending THEN NULL ELSE save_report.pending END)
+    ON CONFLICT (schema_name) DO UPDATE
+       SET last_report = excluded.last_report,
+           pending = CASE WHEN keep_pending THEN n.pending ELSE excluded.pending END;
+    -- The registry's row is written only when there is something to note: a prediction, or
+    -- a use note older than a minute (the reaper's and the recycler's measure).
+    UPDATE lab.sandboxes s
+       SET last_used_at = CASE WHEN s.last_used_at < now() - interval '1 minute'
+                               THEN now() ELSE s.last_used_at END,
+           predictions_made = s.predictions_made + (save_report.predicted IS NOT NULL)::integer,
+           predictions_right = s.predictions_right + coalesce(save_report.predicted, false)::integer
+     WHERE s.schema_name = sandbox
+       AND (save_report.predicted IS NOT NULL OR s.last_used_at < now() - interval '1 minute');
+    IF found_kind IS NOT NULL THEN
+        INSERT INTO lab.explored AS e (schema_name, kind, id, predicted)
+        VALUES (sandbox, found_kind, found_id, save_report.predicted)
+        ON CONFLICT (schema_name, kind, id) DO UPDATE
+           SET predicted = coalesce(excluded.predicted, e.predicted)
+         WHERE e.predicted IS DISTINCT FROM coalesce(excluded.predicted, e.predicted);
+    END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION lab.recycle_sandbox(token_hash bytea, min_idle interval) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    victim text;
+BEGIN
+    FOR victim IN
+        SELECT s.schema_name FROM lab.sandboxes s
+         WHERE s.token_hash IS NOT NULL AND s.pair_of IS NULL
+           AND s.last_used_at < now() - min_idle
+         ORDER BY s.last_used_at
+         LIMIT 10
+         FOR UPDATE SKIP LOCKED
+    LOOP
+        IF pg_try_advisory_xact_lock(hashtextextended(victim, 0)) THEN
+            PERFORM lab.reset_sandbox(victim);
+            PERFORM lab.forget_progress(victim);
+            DELETE FROM lab.sandbox_notes n WHERE n.schema_name = victim;
+            UPDATE lab.sandboxes s
+               SET token_hash = recycle_sandbox.token_hash, claimed_at = now(),
+                   last_used_at = now(), budget = DEFAULT, budget_at = now(),
+                   predict_first = NULL
+             WHERE s.schema_name = victim;
+            RETURN victim;
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END
+$$;

@@ -324,12 +324,14 @@ impl Lab {
 
     /// The last action's report, or the tables alone if there was none.
     pub async fn current_report(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        let saved: Option<Option<Json<serde_json::Value>>> =
-            sqlx::query_scalar("SELECT last_report FROM lab.sandboxes WHERE schema_name = $1")
-                .bind(sandbox.as_str())
-                .fetch_optional(self.pool())
-                .await
-                .map_err(LabError::from_sqlx)?;
+        let saved: Option<Option<Json<serde_json::Value>>> = sqlx::query_scalar(
+            "SELECT n.last_report FROM lab.sandboxes s \
+                 LEFT JOIN lab.sandbox_notes n USING (schema_name) WHERE s.schema_name = $1",
+        )
+        .bind(sandbox.as_str())
+        .fetch_optional(self.pool())
+        .await
+        .map_err(LabError::from_sqlx)?;
         match saved {
             None => Err(LabError::SandboxGone(sandbox.to_string())),
             // A report saved by an older version may not parse; then show the tables alone.

@@ -279,12 +279,15 @@ pub async fn save_compare(
     main: &SchemaName,
     report: &CompareReport,
 ) -> Result<(), LabError> {
-    sqlx::query("UPDATE lab.sandboxes SET last_compare = $2 WHERE schema_name = $1")
-        .bind(main.as_str())
-        .bind(Json(report))
-        .execute(pool)
-        .await
-        .map_err(LabError::from_sqlx)?;
+    sqlx::query(
+        "INSERT INTO lab.sandbox_notes (schema_name, last_compare) VALUES ($1, $2) \
+         ON CONFLICT (schema_name) DO UPDATE SET last_compare = excluded.last_compare",
+    )
+    .bind(main.as_str())
+    .bind(Json(report))
+    .execute(pool)
+    .await
+    .map_err(LabError::from_sqlx)?;
     Ok(())
 }
 
@@ -293,12 +296,14 @@ pub async fn last_compare(
     pool: &PgPool,
     main: &SchemaName,
 ) -> Result<Option<CompareReport>, LabError> {
-    let saved: Option<Option<Json<serde_json::Value>>> =
-        sqlx::query_scalar("SELECT last_compare FROM lab.sandboxes WHERE schema_name = $1")
-            .bind(main.as_str())
-            .fetch_optional(pool)
-            .await
-            .map_err(LabError::from_sqlx)?;
+    let saved: Option<Option<Json<serde_json::Value>>> = sqlx::query_scalar(
+        "SELECT n.last_compare FROM lab.sandboxes s \
+             LEFT JOIN lab.sandbox_notes n USING (schema_name) WHERE s.schema_name = $1",
+    )
+    .bind(main.as_str())
+    .fetch_optional(pool)
+    .await
+    .map_err(LabError::from_sqlx)?;
     match saved {
         None => Err(LabError::SandboxGone(main.to_string())),
         Some(saved) => Ok(saved.and_then(|Json(v)| serde_json::from_value(v).ok())),

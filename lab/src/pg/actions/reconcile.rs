@@ -33,7 +33,7 @@ impl Lab {
         let pending: Option<Option<Json<PendingAttempt>>> =
             // FOR SHARE: the previous action lets the lock go just before its report commits.
             sqlx::query_scalar(
-                "SELECT pending FROM lab.sandboxes WHERE schema_name = $1 FOR SHARE",
+                "SELECT pending FROM lab.sandbox_notes WHERE schema_name = $1 FOR SHARE",
             )
                 .bind(sandbox.as_str())
                 .fetch_optional(self.pool())

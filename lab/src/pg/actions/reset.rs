@@ -148,6 +148,9 @@ mod tests {
         assert_eq!(changed_tables(&attempted, &initial), ["tickets", "outbox"]);
         let mut consumed = initial.clone();
         consumed.inbox.push("event-ticket-900".into());
-        assert_eq!(changed_tables(&consumed, &initial), ["inbox", "consumer_offsets"]);
+        assert_eq!(
+            changed_tables(&consumed, &initial),
+            ["inbox", "consumer_offsets"]
+        );
     }
 }
