@@ -151,6 +151,8 @@ pub struct Costs {
     pub attempt: Cost,
     pub reset: Cost,
     pub pgbench_cycle: Cost,
+    /// A statement and its mean latency in ms, alone on one connection.
+    pub statements: Vec<(String, f64)>,
 }
 
 /// Where to start the cost server from, and which database it uses.
@@ -183,12 +185,60 @@ pub async fn measure(server: &CostServer, pgbench: &PgBench) -> Result<Costs> {
     let (mut child, url) = start_cost_server(server, relay.port).await?;
     let result = measure_playground(&relay, &mut admin, &Client::new(&url)).await;
     let _ = child.kill().await;
-    let (attempt, reset) = result?;
+    let (attempt, reset, cookie) = result?;
+    let token = cookie.split_once('=').map_or("", |(_, token)| token);
+    let statements = statement_times(server, pgbench, token).await?;
     Ok(Costs {
         attempt,
         reset,
         pgbench_cycle,
+        statements,
     })
+}
+
+/// What PostgreSQL spends on the playground's heaviest statements, one client, warm caches:
+/// pgbench runs each alone for a few seconds on the cost server's database (prepared, so the
+/// time is the statement's own: the per-sandbox SQL inside is planned on every call).
+async fn statement_times(
+    server: &CostServer,
+    pgbench: &PgBench,
+    token: &str,
+) -> Result<Vec<(String, f64)>> {
+    if !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        bail!("the sandbox cookie is not a hex token");
+    }
+    let mut db =
+        PgConnection::connect_with(&server.pg_server.clone().database(&server.database)).await?;
+    let sandbox: String = sqlx::query_scalar(
+        "SELECT schema_name FROM lab.sandboxes WHERE token_hash IS NOT NULL LIMIT 1",
+    )
+    .fetch_one(&mut db)
+    .await
+    .context("the cost learner's sandbox")?;
+    let mut times = Vec::new();
+    for (name, sql) in [
+        ("`SELECT 1` (a round trip)", "SELECT 1;".to_owned()),
+        (
+            "`lab.snapshot` (the tables as JSON; once per action)",
+            format!("SELECT lab.snapshot('{sandbox}');"),
+        ),
+        (
+            "`lab.reset_tables` of tickets and outbox (a reset after an attempt)",
+            format!("SELECT lab.reset_tables('{sandbox}', '{{tickets,outbox}}');"),
+        ),
+        (
+            "`lab.enter_sandbox` (find the sandbox, spend the budget)",
+            format!(
+                "SELECT lab.enter_sandbox(sha256(decode('{token}', 'hex')), 1000000, 1000000);"
+            ),
+        ),
+    ] {
+        let ms = tokio::task::block_in_place(|| {
+            pgbench.latency_of(&sql, &server.database, Duration::from_secs(3))
+        })?;
+        times.push((name.to_owned(), ms));
+    }
+    Ok(times)
 }
 
 fn per_action(round_trips: u64, wal_bytes: i64) -> Cost {
@@ -210,7 +260,7 @@ async fn measure_playground(
     relay: &Relay,
     admin: &mut PgConnection,
     client: &Client,
-) -> Result<(Cost, Cost)> {
+) -> Result<(Cost, Cost, String)> {
     let cookie = client.new_learner().await?;
     let ok = |status: StatusCode, what: &str| {
         if status == StatusCode::OK {
@@ -249,6 +299,7 @@ async fn measure_playground(
     Ok((
         per_action(attempt.0, attempt.1),
         per_action(reset.0, reset.1),
+        cookie,
     ))
 }
 

@@ -78,9 +78,10 @@ impl Client {
         matches!(self.send(request).await, Ok(a) if a.status == StatusCode::OK)
     }
 
-    /// A new learner: the server hands out a sandbox and its cookie.
+    /// A new learner: the first action (a reset) claims a sandbox and sets its cookie; looking
+    /// claims none.
     pub async fn new_learner(&self) -> Result<String> {
-        let answer = self.post("/api/current", "", None).await?;
+        let answer = self.post("/api/reset", "", None).await?;
         if answer.status != StatusCode::OK {
             bail!("a new learner got {}", answer.status);
         }

@@ -122,6 +122,39 @@ impl PgBench {
     }
 }
 
+impl PgBench {
+    /// The mean latency in ms of `sql` (our own constant text, with a server-generated sandbox
+    /// name), run alone on one connection to `database` for `duration`.
+    pub fn latency_of(&self, sql: &str, database: &str, duration: Duration) -> Result<f64> {
+        let script = self.work_dir.join("statement.sql");
+        std::fs::write(&script, sql)?;
+        let output = Command::new(&self.binary)
+            .args(["-n", "-M", "prepared", "-c", "1"])
+            .args(["-T", &duration.as_secs().max(1).to_string()])
+            .arg("-f")
+            .arg(&script)
+            .args(["-h", self.server.get_host()])
+            .args(["-p", &self.server.get_port().to_string()])
+            .args(["-U", self.server.get_username()])
+            .arg(database)
+            .output()
+            .context("running pgbench on one statement")?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if !output.status.success() {
+            bail!(
+                "pgbench on one statement failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("latency average ="))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|ms| ms.parse().ok())
+            .context("pgbench printed no average latency")
+    }
+}
+
 /// pgbench's per-transaction log: `client_id transaction_no time_us script_no epoch us`.
 fn read_logs(dir: &Path) -> Result<Samples> {
     let mut samples = Samples::default();
