@@ -156,3 +156,9 @@ BEGIN
     PERFORM pg_advisory_unlock(hashtextextended(sandbox, 0));
 END
 $$;
+
+-- A whole reset (recycling a sandbox for a newcomer) is the partial one with every table.
+CREATE OR REPLACE FUNCTION lab.reset_sandbox(sandbox text) RETURNS void
+LANGUAGE sql AS $$
+    SELECT lab.reset_tables(sandbox, ARRAY(SELECT t::text FROM lab.template_tables() AS t));
+$$;

@@ -70,82 +70,43 @@ impl PgBench {
         let _ = std::fs::remove_dir_all(&logs);
         std::fs::create_dir_all(&logs)?;
         let threads = clients.clamp(1, 4);
-        let output = Command::new(&self.binary)
-            .args(["-n", "-M", "prepared", "-l"])
+        let mut command = self.command(&self.work_dir.join("lesson.sql"), None);
+        command
+            .arg("-l")
             .arg("--log-prefix")
             .arg(logs.join("tx"))
             .args(["-c", &clients.to_string(), "-j", &threads.to_string()])
             .args(["-T", &duration.as_secs().max(1).to_string()])
-            .arg("-f")
-            .arg(self.work_dir.join("lesson.sql"))
-            .args(["-h", self.server.get_host()])
-            .args(["-p", &self.server.get_port().to_string()])
-            .args(["-U", self.server.get_username()])
-            .arg(&self.database)
-            .output()
-            .context("running pgbench")?;
-        if !output.status.success() {
-            bail!(
-                "pgbench failed: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
+            .arg(&self.database);
+        let stdout = run(command, "pgbench")?;
         let mut samples = read_logs(&logs)?;
         samples.elapsed = duration;
-        samples.errors = failed_transactions(&String::from_utf8_lossy(&output.stdout));
+        samples.errors = failed_transactions(&stdout);
         Ok(samples)
     }
-}
 
-impl PgBench {
     /// `transactions` cycles on one connection to `127.0.0.1:port` (the cost relay), without
     /// TLS so that the relay can read the messages.
     pub fn transactions_via(&self, port: u16, transactions: u64) -> Result<()> {
-        let output = Command::new(&self.binary)
+        let lesson = self.work_dir.join("lesson.sql");
+        let mut command = self.command(&lesson, Some(port));
+        command
             .env("PGSSLMODE", "disable")
-            .args(["-n", "-M", "prepared", "-c", "1"])
-            .args(["-t", &transactions.to_string()])
-            .arg("-f")
-            .arg(self.work_dir.join("lesson.sql"))
-            .args(["-h", "127.0.0.1", "-p", &port.to_string()])
-            .args(["-U", self.server.get_username()])
-            .arg(&self.database)
-            .output()
-            .context("running pgbench through the relay")?;
-        if !output.status.success() {
-            bail!(
-                "pgbench through the relay failed: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        Ok(())
+            .args(["-c", "1", "-t", &transactions.to_string()])
+            .arg(&self.database);
+        run(command, "pgbench through the relay").map(drop)
     }
-}
 
-impl PgBench {
     /// The mean latency in ms of `sql` (our own constant text, with a server-generated sandbox
     /// name), run alone on one connection to `database` for `duration`.
     pub fn latency_of(&self, sql: &str, database: &str, duration: Duration) -> Result<f64> {
         let script = self.work_dir.join("statement.sql");
         std::fs::write(&script, sql)?;
-        let output = Command::new(&self.binary)
-            .args(["-n", "-M", "prepared", "-c", "1"])
-            .args(["-T", &duration.as_secs().max(1).to_string()])
-            .arg("-f")
-            .arg(&script)
-            .args(["-h", self.server.get_host()])
-            .args(["-p", &self.server.get_port().to_string()])
-            .args(["-U", self.server.get_username()])
-            .arg(database)
-            .output()
-            .context("running pgbench on one statement")?;
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        if !output.status.success() {
-            bail!(
-                "pgbench on one statement failed: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
+        let mut command = self.command(&script, None);
+        command
+            .args(["-c", "1", "-T", &duration.as_secs().max(1).to_string()])
+            .arg(database);
+        let stdout = run(command, "pgbench on one statement")?;
         stdout
             .lines()
             .find_map(|l| l.trim().strip_prefix("latency average ="))
@@ -153,6 +114,34 @@ impl PgBench {
             .and_then(|ms| ms.parse().ok())
             .context("pgbench printed no average latency")
     }
+
+    /// pgbench running `script` (prepared statements, no vacuum) on the server or, with
+    /// `relay_port`, through the relay on 127.0.0.1; the caller adds its options, then the
+    /// database last.
+    fn command(&self, script: &Path, relay_port: Option<u16>) -> Command {
+        let (host, port) = match relay_port {
+            Some(port) => ("127.0.0.1", port),
+            None => (self.server.get_host(), self.server.get_port()),
+        };
+        let mut command = Command::new(&self.binary);
+        command
+            .args(["-n", "-M", "prepared", "-f"])
+            .arg(script)
+            .args(["-h", host, "-p", &port.to_string()])
+            .args(["-U", self.server.get_username()]);
+        command
+    }
+}
+
+/// Runs pgbench; its standard output, or its standard error as the failure.
+fn run(mut command: Command, what: &str) -> Result<String> {
+    let output = command
+        .output()
+        .with_context(|| format!("running {what}"))?;
+    if !output.status.success() {
+        bail!("{what} failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// pgbench's per-transaction log: `client_id transaction_no time_us script_no epoch us`.
