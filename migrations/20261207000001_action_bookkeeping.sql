@@ -58,11 +58,16 @@ RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
-    INSERT INTO lab.sandbox_notes AS n (schema_name, last_report, pending)
-    VALUES (sandbox, save_report.report, CASE WHEN keep_pending THEN NULL ELSE save_report.pending END)
+    -- The report's tables are what the action read afterwards: current (see lab.enter_action).
+    INSERT INTO lab.sandbox_notes AS n (schema_name, last_report, pending, tables, current)
+    VALUES (sandbox, save_report.report,
+            CASE WHEN keep_pending THEN NULL ELSE save_report.pending END,
+            save_report.report -> 'snapshot', true)
     ON CONFLICT (schema_name) DO UPDATE
        SET last_report = excluded.last_report,
-           pending = CASE WHEN keep_pending THEN n.pending ELSE excluded.pending END;
+           pending = CASE WHEN keep_pending THEN n.pending ELSE excluded.pending END,
+           tables = excluded.tables,
+           current = true;
     -- The registry's row is written only when there is something to note: a prediction, or
     -- a use note older than a minute (the reaper's and the recycler's measure).
     UPDATE lab.sandboxes s
@@ -151,8 +156,6 @@ LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM lab.save_report(sandbox, report, pending, keep_pending, found_kind, found_id,
                             predicted);
-    UPDATE lab.sandbox_notes n SET tables = report -> 'snapshot', current = true
-     WHERE n.schema_name = sandbox;
     PERFORM pg_advisory_unlock(hashtextextended(sandbox, 0));
 END
 $$;

@@ -1,7 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, Page, test } from "@playwright/test";
 import { Client } from "pg";
-import { LANGS, Lang, attempt, openHydrated, sandboxOf, text } from "./helpers";
+import { LANGS, Lang, attempt, openHydrated, openPage, sandboxOf, text } from "./helpers";
 
 /** The topic, History, inbox and offset as PostgreSQL holds them, read with the test's own connection. */
 async function afterCommitState(schema: string) {
@@ -50,8 +50,7 @@ for (const lang of LANGS) {
     }) => {
       const context = await browser.newContext({ javaScriptEnabled });
       const page = await context.newPage();
-      if (javaScriptEnabled) await openHydrated(page, `/?lang=${lang}`);
-      else await page.goto(`/?lang=${lang}`);
+      await openPage(page, `/?lang=${lang}`, javaScriptEnabled);
 
       // 8.2: COMMIT, then the process dies. The intent is stored, nothing is delivered.
       await attempt(page, { crash: "after_commit" }, "committed_then_crashed");

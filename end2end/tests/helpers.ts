@@ -25,6 +25,12 @@ export async function openHydrated(page: Page, path = "/"): Promise<void> {
   await expect(page.locator("html")).toHaveAttribute("data-hydrated", "true");
 }
 
+/** Opens `path`: hydrated when JavaScript is on, as the server rendered it when it is off. */
+export async function openPage(page: Page, path: string, javaScriptEnabled: boolean): Promise<void> {
+  if (javaScriptEnabled) await openHydrated(page, path);
+  else await page.goto(path);
+}
+
 /** The status cell of a ticket row in the page's tickets table. */
 export function ticketStatus(page: Page, id = "ticket-42") {
   return page.locator(`table[data-table="tickets"] tr[data-id="${id}"] [data-col="status"]`);

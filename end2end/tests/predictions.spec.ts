@@ -2,7 +2,7 @@ import AxeBuilder from "@axe-core/playwright";
 import { expect, Page, test } from "@playwright/test";
 import * as fs from "fs";
 import * as path from "path";
-import { LANGS, Lang, dbState, openHydrated, sandboxOf, text } from "./helpers";
+import { LANGS, Lang, dbState, openHydrated, openPage, sandboxOf, text } from "./helpers";
 
 const COURSE = "http://localhost:4321";
 const FIXTURE = fs.readFileSync(path.join(__dirname, "..", "fixtures", "course-page.html"), "utf8");
@@ -38,8 +38,7 @@ for (const lang of LANGS) {
     }) => {
       const context = await browser.newContext({ javaScriptEnabled });
       const page = await context.newPage();
-      if (javaScriptEnabled) await openHydrated(page, `/?lang=${lang}`);
-      else await page.goto(`/?lang=${lang}`);
+      await openPage(page, `/?lang=${lang}`, javaScriptEnabled);
       const tickets = page.locator('table[data-table="tickets"]');
       const reveal = page.locator("details.reveal");
 
