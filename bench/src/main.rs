@@ -77,6 +77,8 @@ impl Settings {
 struct Row {
     clients: usize,
     pg: Summary,
+    /// pgbench's cycle plus the tables read after each action (see [`pgbench::Cycle::Floor`]).
+    floor: Summary,
     cycles: Summary,
     attempts: Summary,
 }
@@ -106,12 +108,15 @@ async fn main() -> Result<()> {
     let mut rows = Vec::new();
     for &c in &s.clients {
         eprintln!("{c} clients: pgbench");
-        let pg = pgbench.run(c, duration)?.summary();
+        let pg = pgbench.run(pgbench::Cycle::Lesson, c, duration)?.summary();
+        eprintln!("{c} clients: pgbench with the reads (the floor)");
+        let floor = pgbench.run(pgbench::Cycle::Floor, c, duration)?.summary();
         eprintln!("{c} learners: playground");
         let mut load = http_load::learners(&client, &cookies[..c], duration).await?;
         rows.push(Row {
             clients: c,
             pg,
+            floor,
             cycles: load.cycles.summary(),
             attempts: load.attempts.summary(),
         });
@@ -255,19 +260,27 @@ fn render(
          COMMIT) and then puts its own ticket back (DELETE the outbox rows, UPDATE to open), one \
          ticket per client, on the same PostgreSQL. The playground's learners each have their \
          own sandbox and do `POST /api/attempt` (crash `none`) then `POST /api/reset` over \
-         HTTP/1.1 keep-alive. Latencies are per cycle, nearest-rank percentiles.\n",
+         HTTP/1.1 keep-alive. Latencies are per cycle, nearest-rank percentiles.\n\n\
+         The **floor** is pgbench's cycle plus, after the attempt and after the put-back, one \
+         read of every table the page shows, as JSON, the way the playground reads them. It is \
+         the least SQL a playground can send if it shows the tables as they really are after \
+         each action: the tables are shared and keyed by client (one static prepared statement \
+         each), and there is no HTTP, no server process, no sandbox lock and no kept report. \
+         Every playground cycle holds at least this work, so the floor bounds its ratio on \
+         this machine.\n",
         s.seconds
     );
     md.push_str("## The lesson's transaction: raw PostgreSQL against the playground\n\n");
     md.push_str(
         "| clients | pgbench cycles/s | p50 ms | p99 ms | playground cycles/s | p50 ms | p99 ms \
-         | attempt alone p50 / p99 ms | ratio (cycles/s) | p99 ÷ pgbench p99 | errors |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         | attempt alone p50 / p99 ms | ratio (cycles/s) | p99 ÷ pgbench p99 | errors \
+         | floor cycles/s | floor p99 ms | floor ratio |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let _ = writeln!(
             md,
-            "| {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2} / {:.2} | {:.2} | {:.1} | {} / {} |",
+            "| {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2} / {:.2} | {:.2} | {:.1} | {} / {} | {:.0} | {:.2} | {:.2} |",
             r.clients,
             r.pg.per_second,
             r.pg.p50_ms,
@@ -281,6 +294,9 @@ fn render(
             r.cycles.p99_ms / r.pg.p99_ms,
             r.pg.errors,
             r.cycles.errors,
+            r.floor.per_second,
+            r.floor.p99_ms,
+            r.floor.per_second / r.pg.per_second,
         );
     }
     let _ = writeln!(
@@ -316,6 +332,16 @@ fn render(
             top.clients,
             verdict(ratio >= 0.5),
             verdict(p99 <= 3.0)
+        );
+        let _ = writeln!(
+            md,
+            "- the floor at {} clients (pgbench plus the reads, no playground around them): \
+             ratio {:.2}, p99 {:.1} × pgbench's; the playground reaches {:.0} % of the floor's \
+             cycles/s",
+            top.clients,
+            top.floor.per_second / top.pg.per_second,
+            top.floor.p99_ms / top.pg.p99_ms,
+            100.0 * top.cycles.per_second / top.floor.per_second,
         );
     }
     if let Some(one) = rows.iter().find(|r| r.clients == 1) {

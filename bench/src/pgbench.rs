@@ -21,6 +21,49 @@ DELETE FROM outbox WHERE aggregate_id = 'ticket-' || :client_id;
 UPDATE tickets SET status = 'open' WHERE id = 'ticket-' || :client_id;
 "#;
 
+/// What the playground reads after each action to show the tables as they really are: every
+/// table the page shows, as JSON, the way `lab.snapshot` builds it. Here the tables are shared
+/// and keyed by client (one static, prepared statement), which is the cheapest way to read them.
+const READ_TABLES: &str = r#"SELECT jsonb_build_object(
+ 'tickets', coalesce((SELECT jsonb_agg(jsonb_build_object('id', id, 'status', status) ORDER BY id COLLATE "C") FROM tickets WHERE id = 'ticket-' || :client_id), '[]'::jsonb),
+ 'outbox', coalesce((SELECT jsonb_agg(jsonb_build_object('event_id', event_id, 'aggregate_id', aggregate_id, 'payload', payload::text, 'published_at', published_at::text) ORDER BY event_id COLLATE "C") FROM outbox WHERE aggregate_id = 'ticket-' || :client_id), '[]'::jsonb),
+ 'kafka', coalesce((SELECT jsonb_agg(jsonb_build_object('offset', log_offset, 'key', key, 'value', value) ORDER BY log_offset) FROM kafka_log WHERE client = :client_id), '[]'::jsonb),
+ 'history', coalesce((SELECT jsonb_agg(jsonb_build_object('event_id', event_id, 'ticket_id', ticket_id, 'to_status', to_status) ORDER BY line) FROM history WHERE client = :client_id), '[]'::jsonb),
+ 'inbox', coalesce((SELECT jsonb_agg(event_id ORDER BY event_id COLLATE "C") FROM inbox WHERE client = :client_id), '[]'::jsonb),
+ 'consumer_offset', coalesce((SELECT next_offset FROM consumer_offsets WHERE client = :client_id AND consumer = 'history'), 0));
+"#;
+
+/// Which cycle pgbench runs.
+#[derive(Clone, Copy)]
+pub enum Cycle {
+    /// The lesson's transaction, then the ticket put back.
+    Lesson,
+    /// The same, plus the tables read after each of the two actions: the least SQL a
+    /// playground that shows the tables as they really are can send, without HTTP, a server,
+    /// a sandbox lock or a kept report.
+    Floor,
+}
+
+impl Cycle {
+    fn file(self) -> &'static str {
+        match self {
+            Cycle::Lesson => "lesson.sql",
+            Cycle::Floor => "floor.sql",
+        }
+    }
+}
+
+/// The floor's script: the lesson's transaction, the read, the ticket put back, the read.
+fn floor_script() -> String {
+    let lines: Vec<&str> = SCRIPT.lines().collect();
+    let (attempt, reset) = lines.split_at(4);
+    format!(
+        "{}\n{READ_TABLES}{}\n{READ_TABLES}",
+        attempt.join("\n"),
+        reset.join("\n")
+    )
+}
+
 pub struct PgBench {
     pub binary: PathBuf,
     pub server: PgConnectOptions,
@@ -50,7 +93,15 @@ impl PgBench {
                  aggregate_id text        NOT NULL REFERENCES tickets(id),
                  payload      jsonb       NOT NULL,
                  published_at timestamptz NULL);
-             CREATE SEQUENCE event_seq;",
+             CREATE INDEX ON outbox (aggregate_id);
+             CREATE SEQUENCE event_seq;
+             CREATE TABLE kafka_log (client int, log_offset bigint, key text, value text,
+                                     PRIMARY KEY (client, log_offset));
+             CREATE TABLE history (client int, line bigint, event_id text, ticket_id text,
+                                   to_status text, PRIMARY KEY (client, line));
+             CREATE TABLE inbox (client int, event_id text, PRIMARY KEY (client, event_id));
+             CREATE TABLE consumer_offsets (client int, consumer text, next_offset bigint,
+                                            PRIMARY KEY (client, consumer));",
         )
         .await?;
         sqlx::query(
@@ -61,16 +112,17 @@ impl PgBench {
         .execute(&mut db)
         .await?;
         std::fs::create_dir_all(&self.work_dir)?;
-        std::fs::write(self.work_dir.join("lesson.sql"), SCRIPT)?;
+        std::fs::write(self.work_dir.join(Cycle::Lesson.file()), SCRIPT)?;
+        std::fs::write(self.work_dir.join(Cycle::Floor.file()), floor_script())?;
         Ok(())
     }
 
-    pub fn run(&self, clients: usize, duration: Duration) -> Result<Samples> {
-        let logs = self.work_dir.join(format!("c{clients}"));
+    pub fn run(&self, cycle: Cycle, clients: usize, duration: Duration) -> Result<Samples> {
+        let logs = self.work_dir.join(format!("{}-c{clients}", cycle.file()));
         let _ = std::fs::remove_dir_all(&logs);
         std::fs::create_dir_all(&logs)?;
         let threads = clients.clamp(1, 4);
-        let mut command = self.command(&self.work_dir.join("lesson.sql"), None);
+        let mut command = self.command(&self.work_dir.join(cycle.file()), None);
         command
             .arg("-l")
             .arg("--log-prefix")
@@ -88,7 +140,7 @@ impl PgBench {
     /// `transactions` cycles on one connection to `127.0.0.1:port` (the cost relay), without
     /// TLS so that the relay can read the messages.
     pub fn transactions_via(&self, port: u16, transactions: u64) -> Result<()> {
-        let lesson = self.work_dir.join("lesson.sql");
+        let lesson = self.work_dir.join(Cycle::Lesson.file());
         let mut command = self.command(&lesson, Some(port));
         command
             .env("PGSSLMODE", "disable")
@@ -167,4 +219,20 @@ fn failed_transactions(stdout: &str) -> u64 {
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_floor_reads_the_tables_after_each_action() {
+        let floor = floor_script();
+        let statements: Vec<&str> = floor.lines().filter(|l| !l.starts_with(' ')).collect();
+        assert_eq!(statements.len(), 8, "{floor}");
+        assert_eq!(statements[3], "COMMIT;");
+        assert!(statements[4].starts_with("SELECT jsonb_build_object("));
+        assert!(statements[5].starts_with("DELETE FROM outbox"));
+        assert!(statements[7].starts_with("SELECT jsonb_build_object("));
+    }
 }
