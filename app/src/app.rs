@@ -1,7 +1,7 @@
 //! The application root: the HTML shell, the i18n context and the routes.
 
 use leptos::prelude::*;
-use leptos_meta::{HashedStylesheet, MetaTags, provide_meta_context};
+use leptos_meta::{HashedStylesheet, Html, MetaTags, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
@@ -34,27 +34,26 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    let l = page_locale();
+    provide_context(crate::locale::PageLocale(l));
     view! {
-        // The server alone picks the language (`?lang=`, then our `lang` cookie); leptos_i18n's
-        // own cookie would let an earlier choice override a link's `?lang=`.
-        <I18nContextProvider enable_cookie=false ssr_lang_header_getter=language_source()>
-            <Router>
-                <Routes fallback=|| view! { <p>"404"</p> }>
-                    <Route path=path!("") view=PlaygroundPage ssr=SsrMode::Async />
-                    <Route path=path!("embed") view=EmbedPage ssr=SsrMode::Async />
-                </Routes>
-            </Router>
-        </I18nContextProvider>
+        <Html attr:lang=crate::locale::id(l) attr:dir="ltr" />
+        <Router>
+            <Routes fallback=|| view! { <p>"404"</p> }>
+                <Route path=path!("") view=PlaygroundPage ssr=SsrMode::Async />
+                <Route path=path!("embed") view=EmbedPage ssr=SsrMode::Async />
+            </Routes>
+        </Router>
     }
 }
 
-/// Tells leptos_i18n which language the server chose, instead of the browser's
-/// Accept-Language (the course is Russian unless the learner asks otherwise).
-fn language_source() -> leptos_i18n::context::UseLocalesOptions {
+/// The language the server chose for this page: `?lang=`, then our `lang` cookie, then
+/// Russian (the course's language; the browser's Accept-Language is not asked). A `?lang=`
+/// choice is remembered for the next visit.
+fn page_locale() -> Locale {
     #[cfg(feature = "ssr")]
     {
         let chosen = crate::locale::current();
-        // A `?lang=` choice is remembered for the next visit.
         let parts = use_context::<http::request::Parts>();
         if let Some(asked) = parts.as_ref().and_then(crate::locale::from_query) {
             let secure = use_context::<crate::backend::state::AppState>()
@@ -68,11 +67,11 @@ fn language_source() -> leptos_i18n::context::UseLocalesOptions {
                 secure,
             });
         }
-        leptos_i18n::context::UseLocalesOptions::default()
-            .ssr_lang_header_getter(move || Some(crate::locale::id(chosen).to_owned()))
+        chosen
     }
     #[cfg(not(feature = "ssr"))]
     {
-        leptos_i18n::context::UseLocalesOptions::default()
+        // The app is rendered on the server only; the islands carry their language as a prop.
+        Locale::default()
     }
 }

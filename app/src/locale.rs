@@ -18,6 +18,21 @@ pub fn parse(raw: &str) -> Option<Locale> {
     }
 }
 
+/// The language a page is rendered in, provided once by the app's root. A plain context
+/// rather than leptos_i18n's: its provider spawns an isomorphic effect on the server that can
+/// first run after the request's reactive owner is gone, and then panics reading a disposed
+/// signal. A page never changes language in place (the switch is a link), so nothing here
+/// needs to be reactive.
+#[derive(Clone, Copy, Debug)]
+pub struct PageLocale(pub Locale);
+
+/// The page's language; Russian where no page provided one.
+pub fn use_locale() -> Locale {
+    leptos::prelude::use_context::<PageLocale>()
+        .map(|p| p.0)
+        .unwrap_or_default()
+}
+
 pub fn id(locale: Locale) -> &'static str {
     match locale {
         Locale::ru => "ru",

@@ -7,12 +7,11 @@ use leptos::server_fn::ServerFn;
 use leptos_i18n::td_string;
 
 use crate::api::{Race, Reconcile, Reopen, Reset, StartOver};
-use crate::i18n::*;
 use crate::links::ActionOrigin;
 
 #[component]
 pub fn Actions() -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     let origin = use_context::<ActionOrigin>().unwrap_or_default();
     let to = move |url: &str| origin.action_url(url);
     let busy = td_string!(l, controls.busy);

@@ -16,7 +16,7 @@ use crate::texts;
 
 #[component]
 pub fn AfterCommit(report: Signal<Report>) -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     let origin = use_context::<ActionOrigin>().unwrap_or_default();
     let r = report.get_untracked();
     let open = r.after_commit.is_some();

@@ -26,7 +26,7 @@ fn way_value(mode: Mode, mistakes: &[outbox_lab::catalog::Mistake]) -> String {
 
 #[component]
 pub fn ComparePanel(initial: Option<CompareReport>) -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     let action = ServerAction::<Compare>::new();
     let origin = use_context::<crate::links::ActionOrigin>().unwrap_or_default();
     // Rendered on the server only (see `enhance`): the result is the kept comparison, and a

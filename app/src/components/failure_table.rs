@@ -7,7 +7,6 @@ use outbox_lab::outcome::Report;
 use outbox_lab::progress::Progress;
 
 use crate::components::prediction;
-use crate::i18n::*;
 use crate::texts;
 
 #[component]
@@ -16,7 +15,7 @@ pub fn FailureTable(
     /// The learner's map: which rows this sandbox has produced.
     progress: Progress,
 ) -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     let col_tickets = td_string!(l, failures.col_tickets);
     let col_outbox = td_string!(l, failures.col_outbox);
     let col_kafka = td_string!(l, failures.col_kafka);

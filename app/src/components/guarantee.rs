@@ -33,7 +33,7 @@ fn rung_text(l: Locale, rung: Rung) -> [&'static str; 3] {
 
 #[component]
 pub fn Guarantee(report: Signal<Report>) -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     let r = report.get_untracked();
     let here = Tone::of(r.outcome).guarantee_here(l);
     let rungs = outbox_lab::ladder::climbed(&r.snapshot)

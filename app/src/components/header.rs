@@ -8,15 +8,15 @@ use crate::locale;
 
 #[component]
 pub fn Header() -> impl IntoView {
-    let i18n = use_i18n();
+    let l = locale::use_locale();
     view! {
         <header class="page-header">
             <div class="title-row">
-                <p class="badge">{t!(i18n, lesson_badge)}</p>
-                <h1>{t!(i18n, title)}</h1>
+                <p class="badge">{td_string!(l, lesson_badge)}</p>
+                <h1>{td_string!(l, title)}</h1>
                 <LanguageSwitch />
             </div>
-            <p class="intro">{t!(i18n, intro)}</p>
+            <p class="intro">{td_string!(l, intro)}</p>
         </header>
     }
 }
@@ -26,11 +26,11 @@ pub fn Header() -> impl IntoView {
 /// and remembers the choice, with or without JavaScript.
 #[component]
 fn LanguageSwitch() -> impl IntoView {
-    let i18n = use_i18n();
-    let query = use_query_map();
+    let l = locale::use_locale();
+    let query = use_query_map().get_untracked();
     let href = move |target: Locale| {
         let mut pairs: Vec<(String, String)> = query
-            .get()
+            .clone()
             .into_iter()
             .filter(|(k, _)| k != locale::LANG_PARAM)
             .map(|(k, v)| (k.to_string(), v.clone()))
@@ -43,21 +43,20 @@ fn LanguageSwitch() -> impl IntoView {
         format!("?{}", encoded.join("&"))
     };
     let link = move |target: Locale, label: &'static str| {
-        let current = move || i18n.get_locale() == target;
         view! {
             <a
-                href=move || href(target)
+                href=href(target)
                 rel="external"
                 hreflang=locale::id(target)
                 lang=locale::id(target)
-                aria-current=move || current().then_some("true")
+                aria-current=(l == target).then_some("true")
             >
                 {label}
             </a>
         }
     };
     view! {
-        <nav class="lang-switch" aria-label=move || t_string!(i18n, lang_label)>
+        <nav class="lang-switch" aria-label=td_string!(l, lang_label)>
             {link(Locale::ru, "Русский")}
             {link(Locale::en, "English")}
         </nav>

@@ -11,7 +11,7 @@ use crate::texts::{self, Tone};
 
 #[component]
 pub fn Outcome(report: Signal<Report>, error: Signal<Option<ApiError>>) -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     let tone = move || Tone::of(report.read().outcome);
     let texts = move || {
         let r = report.read();

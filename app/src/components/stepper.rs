@@ -16,7 +16,7 @@ use crate::texts;
 /// The panel the script fills while a run is held.
 #[component]
 pub fn StepperPanel() -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     let words: Vec<(&'static str, &'static str)> = vec![
         ("paused", td_string!(l, stepper.paused)),
         ("next_is", td_string!(l, stepper.next_is)),

@@ -104,7 +104,7 @@ pub fn Tables(
     #[prop(optional)]
     db_only: bool,
 ) -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     let heading_id = nested.map_or_else(
         || "tables-heading".to_owned(),
         |p| format!("{p}-tables-heading"),
@@ -263,7 +263,7 @@ pub fn Tables(
 /// commits.
 #[component]
 pub fn OutsideTables(report: Signal<Report>) -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     let kafka = move || {
         let records = report.read().snapshot.kafka.clone();
         if records.is_empty() {

@@ -11,7 +11,7 @@ use crate::texts;
 
 #[component]
 pub fn Trace(report: Signal<Report>) -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     let steps = move || {
         let trace = report.read().trace.clone();
         if trace.is_empty() {

@@ -5,7 +5,6 @@ use leptos::prelude::*;
 use leptos_i18n::td_string;
 use leptos_meta::Title;
 
-use crate::i18n::*;
 use crate::pages::playground::Playground;
 
 /// Posts `{type: "outbox-playground:height", height}` to the parent whenever the document's
@@ -21,7 +20,7 @@ const REPORT_PROGRESS: &str = r#"(function(){var p=window.parent;if(!p||p===wind
 
 #[component]
 pub fn EmbedPage() -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     view! {
         <Title text=td_string!(l, meta_title) />
         <div class="page embed">

@@ -22,13 +22,11 @@ use crate::components::header::Header;
 use crate::components::outcome::Outcome;
 use crate::components::tables::{OutsideTables, Tables};
 use crate::components::trace::Trace;
-use crate::i18n::*;
 use crate::links::param;
 
 #[component]
 pub fn PlaygroundPage() -> impl IntoView {
-    let i18n = use_i18n();
-    let l = i18n.get_locale_untracked();
+    let l = crate::locale::use_locale();
     view! {
         <Title text=td_string!(l, meta_title) />
         <Meta name="description" content=td_string!(l, meta_description) />
@@ -48,7 +46,7 @@ pub fn PlaygroundPage() -> impl IntoView {
 /// form; `autorun=1` runs that attempt on load, from the initial state.
 #[component]
 pub fn Playground() -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     let query = use_query_map().get_untracked();
     let preset = Preset::from_query(&query);
     // Inside an embed the frame's token travels in every form's address (see `links`).
@@ -61,47 +59,37 @@ pub fn Playground() -> impl IntoView {
         lang: Some(crate::locale::id(l).to_owned()),
     });
     let run = preset.autorun.then(|| preset.clone());
-    let current = Resource::new(
-        || (),
-        move |_| {
-            let run = run.clone();
-            async move {
-                match run {
-                    Some(p) => api::autorun(p.mode, p.mistakes, p.crash, p.commit_fate).await,
-                    None => api::current().await,
-                }
+    // The page is rendered whole on the server (`SsrMode::Async`) and this part is never
+    // hydrated, so a bare `Suspend` is enough: the stream waits for it. A `<Suspense>` would
+    // add, per request, an effect task that walks the rendered view on a tokio worker, and a
+    // fallback no one ever sees.
+    let panels = async move {
+        let report = match run {
+            Some(p) => api::autorun(p.mode, p.mistakes, p.crash, p.commit_fate).await,
+            None => api::current().await,
+        };
+        match report {
+            Ok(report) => {
+                // A comparison that cannot be read is simply not shown.
+                let compare = api::last_compare().await.ok().flatten();
+                // Read after the action above (an autorun's attempt is on the map).
+                // Without its map the page still works: it shows an empty one.
+                let progress = api::progress()
+                    .await
+                    .unwrap_or_else(|_| ProgressReport::empty());
+                let initial = preset
+                    .settings()
+                    .or_else(|| report.attempt.clone().filter(|_| report.race.is_none()));
+                let autorun = preset.autorun;
+                // Erased: the whole page's view type is otherwise too deep for the compiler.
+                view! { <Panels report compare initial progress embed=in_embed autorun /> }
+                    .into_any()
             }
-        },
-    );
-    let last_compare = Resource::new(|| (), |_| api::last_compare());
+            Err(err) => view! { <ErrorNote err /> }.into_any(),
+        }
+    };
     view! {
-        <div data-playground>
-        <Suspense fallback=move || {
-            view! { <p class="loading">{td_string!(l, loading)}</p> }
-        }>
-            {move || {
-                let preset = preset.clone();
-                Suspend::new(async move {
-                    match current.await {
-                        Ok(report) => {
-                            // A comparison that cannot be read is simply not shown.
-                            let compare = last_compare.await.ok().flatten();
-                            // Read after the action above (an autorun's attempt is on the map).
-                            // Without its map the page still works: it shows an empty one.
-                            let progress =
-                                api::progress().await.unwrap_or_else(|_| ProgressReport::empty());
-                            let initial = preset.settings().or_else(|| {
-                                report.attempt.clone().filter(|_| report.race.is_none())
-                            });
-                            let autorun = preset.autorun;
-                            Either::Left(view! { <Panels report compare initial progress embed=in_embed autorun /> })
-                        }
-                        Err(err) => Either::Right(view! { <ErrorNote err /> }),
-                    }
-                })
-            }}
-        </Suspense>
-        </div>
+        <div data-playground>{Suspend::new(panels)}</div>
         <script inner_html=crate::enhance::SCRIPT></script>
         <script inner_html=crate::enhance::STEPPER></script>
     }
@@ -188,7 +176,7 @@ fn Panels(
     /// The attempt a link ran on load: the author's demonstration, shown in full.
     autorun: bool,
 ) -> impl IntoView {
-    let l = use_i18n().get_locale_untracked();
+    let l = crate::locale::use_locale();
     let initial = initial.unwrap_or_else(|| AttemptSettings {
         mode: Mode::Outbox,
         mistakes: Mistakes::none(),
