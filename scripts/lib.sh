@@ -269,6 +269,8 @@ ensure_postgres() {
 
 # Starts the built release server in the background on 127.0.0.1:$1 against database URL $2,
 # with any further VAR=value settings, and waits until /healthz answers. Sets SERVER_PID.
+# With SERVER_ERRORS set to a file, the server's stderr (where a panic is reported) is also
+# appended to it, so a script can prove the server never panicked.
 SERVER_PID=""
 start_release_server() {
   local port="$1" database_url="$2"
@@ -277,7 +279,7 @@ start_release_server() {
     LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg LEPTOS_OUTPUT_NAME=outbox-playground \
     LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_ENV=PROD LEPTOS_HASH_FILES=true \
     RUST_LOG="${RUST_LOG:-warn}" \
-    "${SERVER_BIN:-target/release/server}" &
+    "${SERVER_BIN:-target/release/server}" 2> >(tee -a "${SERVER_ERRORS:-/dev/null}" >&2) &
   SERVER_PID=$!
   local _
   for _ in $(seq 1 300); do
@@ -286,6 +288,13 @@ start_release_server() {
     sleep 0.2
   done
   die "the server did not become healthy"
+}
+
+# Fails if the server reported a panic in SERVER_ERRORS (see start_release_server).
+assert_no_panics() {
+  local panics
+  panics="$(grep -c 'panicked' "$SERVER_ERRORS" || true)"
+  [ "$panics" -eq 0 ] || die "the server reported $panics panics: $(grep -m1 'panicked' "$SERVER_ERRORS")"
 }
 
 stop_release_server() {

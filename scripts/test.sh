@@ -2,13 +2,16 @@
 # Runs every test, setting up whatever is missing first. In order: formatting, clippy (server
 # and browser builds), hadolint, the Rust tests against a real PostgreSQL, the release site
 # build (with its WASM size), then Playwright in Debian's Chromium against the running
-# server. Stops everything it started, also on failure; exits non-zero on any failure.
+# server, 10 000 cookie-less page views, a check that the server never panicked meanwhile,
+# and the fault and replica scripts. Stops everything it started, also on failure; exits non-zero on any failure.
 source "$(dirname "$0")/lib.sh"
 
 E2E_DB=""
+SERVER_ERRORS=""
 cleanup() {
   local status=$?
   stop_release_server
+  [ -z "$SERVER_ERRORS" ] || rm -f "$SERVER_ERRORS"
   if [ -n "$E2E_DB" ]; then
     psql -w -q "$PG_SERVER_URL/postgres" -c "DROP DATABASE IF EXISTS \"$E2E_DB\" WITH (FORCE)" \
       >/dev/null 2>&1 || true
@@ -55,6 +58,7 @@ log "starting the server on 127.0.0.1:$PORT (database $E2E_DB)"
 # Every spec's fresh page is a newcomer from 127.0.0.1, so the suite claims more sandboxes
 # from one address than a classroom would: a larger claim budget too.
 # The embed tests play a course site at http://localhost:4321 that may frame the playground.
+SERVER_ERRORS="$(mktemp)"
 start_release_server "$PORT" "$PG_SERVER_URL/$E2E_DB" \
   PLAYGROUND_RATE_PER_SECOND=100 PLAYGROUND_RATE_BURST=300 \
   PLAYGROUND_NEW_SANDBOXES_BURST=1000 \
@@ -66,6 +70,8 @@ log "Playwright in Chromium"
 
 log "10 000 page views without a cookie claim nothing"
 scripts/page-views.sh "http://127.0.0.1:$PORT" "$PG_SERVER_URL/$E2E_DB"
+log "the server did not panic under the browser tests and the page views"
+assert_no_panics
 
 log "fault: PostgreSQL restarted under the running server (private cluster)"
 scripts/fault-restart.sh
