@@ -3,7 +3,8 @@
 # and browser builds), hadolint, the Rust tests against a real PostgreSQL, the release site
 # build (with its WASM size), then Playwright in Debian's Chromium against the running
 # server, 10 000 cookie-less page views, a check that the server never panicked meanwhile,
-# and the fault and replica scripts. Stops everything it started, also on failure; exits non-zero on any failure.
+# and the fault and replica scripts. Stops everything it started, also on failure; exits
+# non-zero on any failure.
 source "$(dirname "$0")/lib.sh"
 
 E2E_DB=""

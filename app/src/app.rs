@@ -1,4 +1,4 @@
-//! The application root: the HTML shell, the i18n context and the routes.
+//! The application root: the HTML shell, the page's language and the routes.
 
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, Html, MetaTags, provide_meta_context};
@@ -53,8 +53,11 @@ pub fn App() -> impl IntoView {
 fn page_locale() -> Locale {
     #[cfg(feature = "ssr")]
     {
-        let chosen = crate::locale::current();
         let parts = use_context::<http::request::Parts>();
+        let chosen = parts
+            .as_ref()
+            .map(crate::locale::of_request)
+            .unwrap_or_default();
         if let Some(asked) = parts.as_ref().and_then(crate::locale::from_query) {
             let secure = use_context::<crate::backend::state::AppState>()
                 .zip(parts.as_ref())

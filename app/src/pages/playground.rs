@@ -58,15 +58,16 @@ pub fn Playground() -> impl IntoView {
         frame_token: query.get("s").filter(|_| in_embed),
         lang: Some(crate::locale::id(l).to_owned()),
     });
-    let run = preset.autorun.then(|| preset.clone());
     // The page is rendered whole on the server (`SsrMode::Async`) and this part is never
     // hydrated, so a bare `Suspend` is enough: the stream waits for it. A `<Suspense>` would
     // add, per request, an effect task that walks the rendered view on a tokio worker, and a
     // fallback no one ever sees.
     let panels = async move {
-        let report = match run {
-            Some(p) => api::autorun(p.mode, p.mistakes, p.crash, p.commit_fate).await,
-            None => api::current().await,
+        let report = if preset.autorun {
+            let p = preset.clone();
+            api::autorun(p.mode, p.mistakes, p.crash, p.commit_fate).await
+        } else {
+            api::current().await
         };
         match report {
             Ok(report) => {
