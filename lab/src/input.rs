@@ -22,6 +22,12 @@ pub enum InputError {
     PayloadTooLong,
     #[error("payload must not contain a NUL byte")]
     PayloadNulByte,
+    /// The payload is small, but the jsonb text PostgreSQL would store and print is not.
+    #[error(
+        "payload's jsonb text would be longer than {} bytes",
+        Payload::MAX_TEXT_BYTES
+    )]
+    PayloadTextTooLarge,
     #[error("unknown mode {0:?}")]
     UnknownMode(String),
     #[error("unknown mistake {0:?}")]
@@ -55,6 +61,7 @@ impl InputError {
             InputError::EventIdControlChar => "event_id_control_char",
             InputError::PayloadTooLong => "payload_too_long",
             InputError::PayloadNulByte => "payload_nul_byte",
+            InputError::PayloadTextTooLarge => "payload_text_too_large",
             InputError::UnknownMode(_) => "unknown_mode",
             InputError::UnknownMistake(_) => "unknown_mistake",
             InputError::CrashPointNotInMode { .. } => "crash_point_not_in_mode",
@@ -126,6 +133,8 @@ impl Payload {
     /// Large enough for any event a learner would write; small enough that the deepest
     /// nesting it allows stays well inside PostgreSQL's parser stack.
     pub const MAX_BYTES: usize = 8 * 1024;
+    /// The most text PostgreSQL may print for the stored jsonb value.
+    pub const MAX_TEXT_BYTES: usize = 16 * 1024;
 
     pub fn parse(raw: &str) -> Result<Self, InputError> {
         if raw.len() > Self::MAX_BYTES {
@@ -135,6 +144,14 @@ impl Payload {
         // as the lesson's parameter, so it is no outcome to show.
         if raw.contains('\0') {
             return Err(InputError::PayloadNulByte);
+        }
+        // Whatever PostgreSQL would store is kept in reports and shown on pages: a payload
+        // whose stored text would be huge (numbers with large exponents) is refused here,
+        // before anything runs. An invalid payload is not: that is one of the lesson's outcomes.
+        if let Err(crate::jsonb::JsonbError::TooLarge(_)) =
+            crate::jsonb::to_jsonb_text_within(raw, Self::MAX_TEXT_BYTES)
+        {
+            return Err(InputError::PayloadTextTooLarge);
         }
         Ok(Payload(raw.to_owned()))
     }

@@ -18,10 +18,20 @@ pub enum JsonbError {
     Unstorable,
     #[error("a number in the payload is outside PostgreSQL's numeric range")]
     NumberRange,
+    /// The cast would succeed, but its text would be longer than the caller's limit (a number
+    /// like `1e131071` is 8 bytes of input and 131 072 characters of output).
+    #[error("the payload's jsonb text would be longer than {0} bytes")]
+    TooLarge(usize),
 }
 
 /// PostgreSQL's output text for `input::jsonb`, or why the cast fails.
 pub fn to_jsonb_text(input: &str) -> Result<String, JsonbError> {
+    to_jsonb_text_within(input, usize::MAX)
+}
+
+/// [`to_jsonb_text`], refusing with [`JsonbError::TooLarge`] as soon as the text would pass
+/// `limit` bytes, so that an amplifying payload never costs more memory than the limit.
+pub fn to_jsonb_text_within(input: &str, limit: usize) -> Result<String, JsonbError> {
     if input.contains('\0') {
         // PostgreSQL refuses a NUL byte in any text value before the cast is attempted.
         return Err(JsonbError::Unstorable);
@@ -29,8 +39,14 @@ pub fn to_jsonb_text(input: &str) -> Result<String, JsonbError> {
     let mut parser = Parser {
         bytes: input.as_bytes(),
         pos: 0,
+        limit,
+        numbers_left: limit,
     };
-    parser.parse_document()
+    let text = parser.parse_document()?;
+    if text.len() > limit {
+        return Err(JsonbError::TooLarge(limit));
+    }
+    Ok(text)
 }
 
 /// Whether `input::jsonb` succeeds.
@@ -41,6 +57,9 @@ pub fn accepts(input: &str) -> bool {
 struct Parser<'a> {
     bytes: &'a [u8],
     pos: usize,
+    limit: usize,
+    /// What the numbers rendered so far may still add: only numbers grow much in output.
+    numbers_left: usize,
 }
 
 /// An open container while parsing. Parsing is iterative and values are rendered as soon as
@@ -337,7 +356,19 @@ impl Parser<'_> {
         if let Some(b'a'..=b'z' | b'A'..=b'Z' | b'_') = self.peek() {
             return Err(self.syntax());
         }
-        numeric_text(negative, int_digits, frac_digits, exponent)
+        let text = numeric_text(
+            negative,
+            int_digits,
+            frac_digits,
+            exponent,
+            self.numbers_left,
+        )
+        .map_err(|e| match e {
+            JsonbError::TooLarge(_) => JsonbError::TooLarge(self.limit),
+            other => other,
+        })?;
+        self.numbers_left -= text.len();
+        Ok(text)
     }
 }
 
@@ -351,6 +382,7 @@ fn numeric_text(
     int_digits: &[u8],
     frac_digits: &[u8],
     exponent: i64,
+    max_len: usize,
 ) -> Result<String, JsonbError> {
     const MAX_EXPONENT: i64 = (i32::MAX / 2) as i64;
     const MAX_DSCALE: i64 = 0x3FFF;
@@ -372,14 +404,21 @@ fn numeric_text(
             b'0'
         }
     };
-    let mut text = String::new();
-    match digits.iter().position(|&d| d != b'0') {
+    let first = digits.iter().position(|&d| d != b'0');
+    let int_len = first.map_or(0, |first| point - first as i64);
+    if int_len > MAX_INT_DIGITS {
+        return Err(JsonbError::NumberRange);
+    }
+    // The output's length, known before a byte of it is written.
+    let sign = usize::from(negative && first.is_some());
+    let len = sign + int_len.max(1) as usize + if dscale > 0 { 1 + dscale as usize } else { 0 };
+    if len > max_len {
+        return Err(JsonbError::TooLarge(max_len));
+    }
+    let mut text = String::with_capacity(len);
+    match first {
         None => text.push('0'),
         Some(first) => {
-            let int_len = point - first as i64;
-            if int_len > MAX_INT_DIGITS {
-                return Err(JsonbError::NumberRange);
-            }
             if negative {
                 text.push('-');
             }
@@ -457,6 +496,33 @@ mod tests {
         assert_eq!(
             to_jsonb_text(names::PAYLOAD).unwrap(),
             r#"{"event_id": "event-ticket-900", "ticket_id": "ticket-42", "to_status": "resolved", "changed_at": "2026-10-03T08:00:00Z", "from_status": "open"}"#
+        );
+    }
+
+    #[test]
+    fn an_amplifying_payload_is_refused_before_its_text_is_built() {
+        // 8 191 bytes of input that PostgreSQL would print as 119 million characters.
+        let numbers = vec!["1e131071"; 910].join(",");
+        let payload = format!("[{numbers}]");
+        assert!(payload.len() < 8192);
+        assert_eq!(
+            to_jsonb_text_within(&payload, 16 * 1024),
+            Err(JsonbError::TooLarge(16 * 1024))
+        );
+        // One such number alone is over the limit too; a modest one is not.
+        assert!(matches!(
+            to_jsonb_text_within("1e131071", 16 * 1024),
+            Err(JsonbError::TooLarge(_))
+        ));
+        assert_eq!(to_jsonb_text_within("1e3", 16).as_deref(), Ok("1000"));
+        assert_eq!(
+            to_jsonb_text_within("[1e10, 1e10]", 16),
+            Err(JsonbError::TooLarge(16))
+        );
+        // Out of numeric's range stays PostgreSQL's refusal (an outcome), not a size.
+        assert_eq!(
+            to_jsonb_text_within("1e131072", 16 * 1024),
+            Err(JsonbError::NumberRange)
         );
     }
 
