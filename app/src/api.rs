@@ -279,8 +279,11 @@ pub async fn compare(
         &predict_kafka,
         &predict_client,
     )?;
+    // A comparison's own sandboxes are new sandboxes too: the learner's address pays.
+    let client = crate::backend::session::client_address();
     crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
-        lab.compare_predicted(&sandbox, &spec, &prediction).await
+        lab.compare_predicted(&sandbox, &spec, &prediction, client.as_deref())
+            .await
     })
     .await
 }

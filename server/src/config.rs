@@ -18,7 +18,16 @@ pub struct Config {
     pub frame_ancestors: crate::headers::FrameAncestors,
     /// How the server is reached: its public origin, and which proxy headers to trust.
     pub web: app::backend::request::WebSettings,
+    /// `PLAYGROUND_SOCKETS_PER_CLIENT`: stepper sockets one client address may hold open.
+    pub sockets_per_client: usize,
+    /// `PLAYGROUND_STEP_RUNS_PER_CLIENT`: stepped runs one client address may hold at once.
+    pub step_runs_per_client: usize,
 }
+
+/// Sockets and held runs per address. A class behind one NAT is the normal case: thirty
+/// learners, a tab or two each, all stepping at once.
+pub const DEFAULT_SOCKETS_PER_CLIENT: usize = 64;
+pub const DEFAULT_STEP_RUNS_PER_CLIENT: usize = 32;
 
 /// A setting that is present but unusable.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +54,18 @@ impl Config {
     pub fn from_env() -> Result<Config, ConfigError> {
         let defaults = LabConfig::default();
         let lab = LabConfig {
-            pool_max: number("PLAYGROUND_POOL_MAX", defaults.pool_max)?,
+            pool_max: at_least("PLAYGROUND_POOL_MAX", defaults.pool_max, 5)?,
+            lock_connections: at_least(
+                "PLAYGROUND_LOCK_CONNECTIONS",
+                defaults.lock_connections,
+                2,
+            )?,
+            max_waiting: number("PLAYGROUND_MAX_WAITING", defaults.max_waiting)?,
+            wait_limit: Duration::from_secs(number(
+                "PLAYGROUND_WAIT_SECS",
+                defaults.wait_limit.as_secs(),
+            )?),
+            step_writers: number("PLAYGROUND_STEP_WRITERS", defaults.step_writers)?,
             crash_connections: number("PLAYGROUND_CRASH_CONNECTIONS", defaults.crash_connections)?,
             warm_sandboxes: number("PLAYGROUND_WARM_SANDBOXES", defaults.warm_sandboxes)?,
             max_sandboxes: number("PLAYGROUND_MAX_SANDBOXES", defaults.max_sandboxes)?,
@@ -85,6 +105,14 @@ impl Config {
                 Err(_) => crate::headers::FrameAncestors::same_origin(),
             },
             web: web_settings()?,
+            sockets_per_client: number(
+                "PLAYGROUND_SOCKETS_PER_CLIENT",
+                DEFAULT_SOCKETS_PER_CLIENT,
+            )?,
+            step_runs_per_client: number(
+                "PLAYGROUND_STEP_RUNS_PER_CLIENT",
+                DEFAULT_STEP_RUNS_PER_CLIENT,
+            )?,
         })
     }
 }
@@ -126,6 +154,20 @@ fn number<T: std::str::FromStr>(name: &'static str, default: T) -> Result<T, Con
             expected: "a whole number",
             value,
         }),
+    }
+}
+
+/// A whole number of at least `min` (a race needs three working connections at once).
+fn at_least(name: &'static str, default: u32, min: u32) -> Result<u32, ConfigError> {
+    let value: u32 = number(name, default)?;
+    if value >= min {
+        Ok(value)
+    } else {
+        Err(ConfigError {
+            name,
+            expected: "a larger whole number (see the README's connection budget)",
+            value: value.to_string(),
+        })
     }
 }
 

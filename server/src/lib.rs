@@ -3,12 +3,14 @@
 // Leptos' typed views nest deeply; the default limit is too small for the page.
 #![recursion_limit = "256"]
 
+pub mod client_sockets;
 pub mod config;
 pub mod cross_site;
 pub mod embed;
 pub mod form_redirect;
 pub mod headers;
 pub mod routes;
+pub mod serve;
 pub mod step_socket;
 pub mod unknown_fields;
 pub mod upkeep;

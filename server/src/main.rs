@@ -2,13 +2,19 @@
 
 #![recursion_limit = "256"]
 
+use std::time::Duration;
+
 use anyhow::Context;
 use app::backend::state::AppState;
 use leptos::prelude::get_configuration;
 use outbox_lab::pg::Lab;
 use server::config::Config;
 use server::routes::{ServerState, router};
+use server::step_socket::Sockets;
 use tracing_subscriber::EnvFilter;
+
+/// How long a shutdown waits for held stepped runs to end (as a crash) and keep their reports.
+const HELD_RUNS_LIMIT: Duration = Duration::from_secs(10);
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -27,7 +33,15 @@ async fn main() -> anyhow::Result<()> {
     let lab = Lab::open(&config.database_url, config.lab.clone())
         .await
         .context("preparing the database")?;
-    tracing::info!("database ready");
+    let (available, needs) = lab
+        .check_connection_budget()
+        .await
+        .context("checking the connection budget")?;
+    tracing::info!(
+        may_open = needs,
+        postgresql_allows = available,
+        "database ready; this process may open {needs} of the {available} connections PostgreSQL allows"
+    );
 
     let upkeep = tokio::spawn(server::upkeep::run(
         lab.clone(),
@@ -35,26 +49,46 @@ async fn main() -> anyhow::Result<()> {
         config.reap_every,
     ));
 
+    let (sockets, shutdown_sockets) =
+        Sockets::new(config.sockets_per_client, config.step_runs_per_client);
     let app = router(ServerState {
         leptos,
         app: AppState::new(lab.clone(), config.web.clone()),
         frame_ancestors: config.frame_ancestors.clone(),
+        sockets,
     });
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
     tracing::info!("listening on http://{addr}");
-    // The peer's address pays for new sandboxes (unless a trusted proxy header names it).
-    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("serving")?;
+    let shutdown = async {
+        shutdown_signal().await;
+        // Held stepped runs end as the process dying, and keep their reports.
+        let _ = shutdown_sockets.send(true);
+    };
+    server::serve::serve(listener, app, shutdown, server::serve::HEADER_READ_LIMIT).await;
+    wait_for_held_runs(&lab).await;
 
     upkeep.abort();
     lab.pool().close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Waits (bounded) until every stepped run has ended and kept its report.
+async fn wait_for_held_runs(lab: &Lab) {
+    let deadline = tokio::time::Instant::now() + HELD_RUNS_LIMIT;
+    while lab.held_runs() > 0 {
+        if tokio::time::Instant::now() >= deadline {
+            tracing::warn!(
+                held = lab.held_runs(),
+                "stepped runs still held at shutdown"
+            );
+            return;
+        }
+        // Runs end on their own tasks; nothing notifies the last one's end.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -24,6 +24,8 @@ pub struct ServerState {
     pub leptos: LeptosOptions,
     pub app: AppState,
     pub frame_ancestors: FrameAncestors,
+    /// The stepper's sockets: caps per client address, and the server's shutdown.
+    pub sockets: crate::step_socket::Sockets,
 }
 
 impl FromRef<ServerState> for LeptosOptions {
@@ -64,7 +66,10 @@ pub fn router(state: ServerState) -> Router {
             crate::unknown_fields::refuse_unknown_fields,
         ))
         .layer(RequestBodyLimitLayer::new(API_BODY_LIMIT))
-        .layer(axum::middleware::from_fn(crate::embed::ensure_frame_token))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::embed::ensure_frame_token,
+        ))
         .layer(axum::middleware::from_fn(
             crate::form_redirect::back_to_page,
         ))
@@ -90,7 +95,8 @@ async fn server_fn(State(state): State<ServerState>, request: Request<Body>) -> 
 /// 200 when PostgreSQL answers within a second, 503 otherwise.
 async fn healthz(State(state): State<ServerState>) -> impl IntoResponse {
     match state.app.lab.ping(Duration::from_secs(1)).await {
-        Ok(()) => (
+        // Every connection in use: PostgreSQL answers, the server is merely busy.
+        Ok(()) | Err(outbox_lab::pg::LabError::Busy) => (
             StatusCode::OK,
             axum::Json(serde_json::json!({"status": "ok"})),
         ),

@@ -12,15 +12,17 @@ use leptos::server_fn::error::ServerFnUrlError;
 use crate::routes::API_BODY_LIMIT;
 
 pub async fn refuse_unknown_fields(request: Request<Body>, next: Next) -> Response {
-    let is_form = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
     let known = app::backend::fields::known_fields(request.uri().path());
-    let (Some(known), true, true) = (known, request.method() == Method::POST, is_form) else {
+    let (Some(known), true) = (known, request.method() == Method::POST) else {
         return next.run(request).await;
     };
+    // The framework reads any body as a form, whatever its declared type: a body that is not
+    // declared as one is refused rather than read past this check.
+    if !declared_as_form(request.headers()) {
+        let locale = app::locale::of_request(&request.into_parts().0);
+        let error = app::api::ApiError::unsupported_content_type(locale);
+        return (StatusCode::UNSUPPORTED_MEDIA_TYPE, axum::Json(error)).into_response();
+    }
     let (parts, body) = request.into_parts();
     let bytes = match to_bytes(body, API_BODY_LIMIT).await {
         Ok(bytes) => bytes,
@@ -51,6 +53,19 @@ pub async fn refuse_unknown_fields(request: Request<Body>, next: Next) -> Respon
         return Redirect::to(&back_with_error(&parts, error)).into_response();
     }
     (StatusCode::UNPROCESSABLE_ENTITY, axum::Json(error)).into_response()
+}
+
+/// A form body (`application/x-www-form-urlencoded`, in any letter case, with parameters), or
+/// no declared type at all (`curl -X POST` with no data).
+fn declared_as_form(headers: &http::HeaderMap) -> bool {
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return true;
+    };
+    let Ok(value) = value.to_str() else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("application/x-www-form-urlencoded")
 }
 
 /// The page the form was on (its Referer, else the page), with the error encoded the way the

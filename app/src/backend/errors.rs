@@ -59,6 +59,16 @@ impl ApiError {
                 "step_limit",
                 td_string!(l, errors.step_limit),
             ),
+            LabError::Busy => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                td_string!(l, errors.server_busy),
+            ),
+            LabError::ClientLimit => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "client_limit",
+                td_string!(l, errors.client_limit),
+            ),
             LabError::StepInProgress => (
                 StatusCode::CONFLICT,
                 "step_in_progress",
@@ -108,6 +118,9 @@ impl ApiError {
             }
             InputError::PayloadTooLong => td_string!(l, errors.payload_too_long).to_owned(),
             InputError::PayloadNulByte => td_string!(l, errors.payload_nul_byte).to_owned(),
+            InputError::PayloadTextTooLarge => {
+                td_string!(l, errors.payload_text_too_large).to_owned()
+            }
             InputError::UnknownMode(v) => {
                 let allowed = ids(Mode::ALL.iter().map(|m| m.id()));
                 td_string!(l, errors.unknown_mode, value = v, allowed = allowed).to_string()
@@ -178,6 +191,15 @@ impl ApiError {
         ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_switch", message)
     }
 
+    /// A body declared as something other than a form: refused before anything runs.
+    pub fn unsupported_content_type(l: crate::i18n::Locale) -> Self {
+        ApiError {
+            code: "unsupported_content_type".to_owned(),
+            status: StatusCode::UNSUPPORTED_MEDIA_TYPE.as_u16(),
+            message: td_string!(l, errors.unsupported_content_type).to_owned(),
+        }
+    }
+
     /// A field the action does not take: refused before anything runs, so a typo (`mistake`
     /// for `mistakes`) never silently runs the lesson's correct code instead.
     pub fn unknown_field(l: crate::i18n::Locale, field: &str, allowed: &[&str]) -> Self {
@@ -224,6 +246,8 @@ pub fn step_refusal(l: crate::i18n::Locale, code: &str) -> String {
         "step_not_now" => td_string!(l, errors.step_not_now),
         "step_bad_fate" => td_string!(l, errors.step_bad_fate),
         "relay_unsupported" => td_string!(l, errors.relay_unsupported),
+        "step_too_fast" => td_string!(l, errors.step_too_fast),
+        "busy" => td_string!(l, errors.server_busy),
         "internal" => td_string!(l, errors.internal),
         _ => td_string!(l, errors.step_bad_command),
     }
@@ -234,6 +258,9 @@ pub fn step_refusal(l: crate::i18n::Locale, code: &str) -> String {
 fn ids<'a>(ids: impl Iterator<Item = &'a str>) -> String {
     ids.collect::<Vec<_>>().join(", ")
 }
+
+/// What a busy or rate-limited answer's `Retry-After` says.
+pub const RETRY_AFTER_SECS: &str = "1";
 
 /// Sets the status of the response being built — except for a form a browser posted without
 /// JavaScript: that answer must stay the framework's redirect back to the page, which then
@@ -250,5 +277,13 @@ pub fn set_status(status: StatusCode) {
     }
     if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
         response.set_status(status);
+        // Busy and rate-limited answers say when to come back; a client that waits that long
+        // finds the server free again in the common case (a class pressing together).
+        if status == StatusCode::SERVICE_UNAVAILABLE || status == StatusCode::TOO_MANY_REQUESTS {
+            response.insert_header(
+                http::header::RETRY_AFTER,
+                http::HeaderValue::from_static(RETRY_AFTER_SECS),
+            );
+        }
     }
 }

@@ -78,11 +78,19 @@ async fn existing_sandbox(state: &AppState) -> Result<Option<SchemaName>, LabErr
     }
 }
 
+/// The address this request's client pays new sandboxes from.
+pub fn client_address() -> Option<String> {
+    let state = leptos::prelude::use_context::<AppState>()?;
+    state.web.client_address(&request_parts()?)
+}
+
 /// The learner's sandbox for an action; a newcomer gets one now (and, outside a frame, its
 /// cookie). An embed whose frame URL lacks a token cannot act: the page always has one.
 async fn learner_sandbox(state: &AppState) -> Result<SchemaName, LabError> {
     let parts = request_parts();
-    let (sandbox, cookie) = claim_for(state, parts.as_ref()).await?;
+    let Claimed {
+        sandbox, cookie, ..
+    } = claim_for(state, parts.as_ref()).await?;
     if let Some(line) = cookie
         && let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>()
     {
@@ -97,14 +105,22 @@ async fn learner_sandbox(state: &AppState) -> Result<SchemaName, LabError> {
 pub async fn learner_sandbox_of(
     state: &AppState,
     parts: &http::request::Parts,
-) -> Result<(SchemaName, Option<http::HeaderValue>), LabError> {
+) -> Result<Claimed, LabError> {
     claim_for(state, Some(parts)).await
+}
+
+/// A learner's sandbox, the token that names it (a socket asks again with it before each run,
+/// in case the sandbox was recycled meanwhile), and the cookie to set for a newcomer.
+pub struct Claimed {
+    pub sandbox: SchemaName,
+    pub token: SandboxToken,
+    pub cookie: Option<http::HeaderValue>,
 }
 
 async fn claim_for(
     state: &AppState,
     parts: Option<&http::request::Parts>,
-) -> Result<(SchemaName, Option<http::HeaderValue>), LabError> {
+) -> Result<Claimed, LabError> {
     let secure = parts.is_some_and(|p| state.web.is_https(&p.headers));
     let named = parts.map_or(Named::Cookie(None), |p| named(p, secure));
     let (token, in_frame) = match named {
@@ -115,12 +131,23 @@ async fn claim_for(
     if let Some(token) = &token
         && let Some(sandbox) = state.lab.find_sandbox(token).await?
     {
-        return Ok((sandbox, None));
+        return Ok(Claimed {
+            sandbox,
+            token: token.clone(),
+            cookie: None,
+        });
     }
-    // A frame keeps the token its URL already carries; a cookie that names no sandbox (forged,
-    // or its sandbox reaped) is replaced by a fresh token.
+    // A frame keeps the token its URL already carries if this server issued it recently (the
+    // embed page's redirect did); any other names nothing, and the frame is told to reload,
+    // which gives it a fresh one. A cookie that names no sandbox (forged, or its sandbox
+    // reaped) is replaced by a fresh token.
     let token = match token {
-        Some(token) if in_frame => token,
+        Some(token) if in_frame => {
+            if !state.lab.frame_tokens().await?.adoptable(&token) {
+                return Err(LabError::SandboxGone("embed".to_owned()));
+            }
+            token
+        }
         _ => SandboxToken::generate(),
     };
     let client = parts
@@ -138,7 +165,11 @@ async fn claim_for(
             })
         })
         .flatten();
-    Ok((sandbox, cookie))
+    Ok(Claimed {
+        sandbox,
+        token,
+        cookie,
+    })
 }
 
 /// Runs `act` on the learner's sandbox and maps the lab's errors at the edge: the body of
@@ -184,7 +215,6 @@ async fn watched<T>(
     body: impl std::future::Future<Output = Result<T, LabError>>,
 ) -> Result<T, ApiError> {
     state.lab.reachable().await.map_err(ApiError::from_lab)?;
-    let result = body.await;
-    state.lab.observe(&result);
+    let result = state.lab.observe(body.await);
     result.map_err(ApiError::from_lab)
 }

@@ -39,8 +39,11 @@ pub async fn publish_and_consume(
     trace: &mut Tracer,
 ) -> Result<(), LabError> {
     publish(pool, sandbox, TICKET_ID, value, trace).await?;
-    let mut conn = pool.acquire().await.map_err(LabError::from_sqlx)?;
-    let polled = consume(&mut conn, sandbox, true, trace).await?;
+    // One connection at a time: the caller holds its ticket transaction's meanwhile.
+    let polled = {
+        let mut conn = pool.acquire().await.map_err(LabError::from_sqlx)?;
+        consume(&mut conn, sandbox, true, trace).await?
+    };
     commit_offset(pool, sandbox, polled.next_offset, trace).await
 }
 

@@ -48,6 +48,13 @@ pub enum LabError {
     /// This process holds as many stepped transactions as it may.
     #[error("too many stepped transactions are open")]
     StepLimit,
+    /// Every connection this process may use is taken and enough actions wait already (or
+    /// this one's turn did not come in time): the server is busy, not broken.
+    #[error("the playground is busy")]
+    Busy,
+    /// This client address holds as many sockets or stepped runs as it may.
+    #[error("too many stepper sockets or stepped runs from this address")]
+    ClientLimit,
     /// An action was asked while a stepped transaction holds the sandbox.
     #[error("a stepped transaction holds this sandbox")]
     StepInProgress,

@@ -10,6 +10,7 @@
 mod actions;
 pub mod attempt;
 pub mod broker;
+pub mod budget;
 pub mod crash;
 pub mod database;
 pub mod error;
@@ -27,6 +28,6 @@ pub mod trace;
 pub mod wire_fault;
 
 pub use error::LabError;
-pub use names::{SandboxToken, SchemaName};
+pub use names::{FrameTokens, SandboxToken, SchemaName};
 pub use runner::{Lab, LabConfig};
 pub use sandbox::RateLimit;

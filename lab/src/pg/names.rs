@@ -69,6 +69,97 @@ impl SandboxToken {
     }
 }
 
+/// Signs frame tokens: an embed's frame names its sandbox by a token in its URL before the
+/// sandbox exists, and its first action claims a sandbox under that token. Only a token this
+/// server issued recently is adopted that way, so a link with a token made up elsewhere (or
+/// one issued long ago and handed around) never names a learner's sandbox.
+///
+/// A signed token is still 64 hex digits: 16 random bytes, the second it was issued (8 bytes),
+/// and the first 8 bytes of an HMAC-SHA256 of both under the server's secret.
+#[derive(Clone)]
+pub struct FrameTokens {
+    secret: Vec<u8>,
+}
+
+/// How long an issued frame token may be adopted: a school day between loading a course
+/// page and acting in it.
+pub const FRAME_TOKEN_ADOPTABLE_FOR: std::time::Duration =
+    std::time::Duration::from_secs(12 * 3600);
+
+impl FrameTokens {
+    pub fn new(secret: Vec<u8>) -> Self {
+        FrameTokens { secret }
+    }
+
+    /// A fresh token, issued now.
+    pub fn issue(&self) -> SandboxToken {
+        self.issue_at(now_secs())
+    }
+
+    fn issue_at(&self, secs: u64) -> SandboxToken {
+        let mut bytes = [0u8; TOKEN_HEX_CHARS / 2];
+        rand::rng().fill_bytes(&mut bytes[..16]);
+        bytes[16..24].copy_from_slice(&secs.to_be_bytes());
+        let tag = self.tag(&bytes[..24]);
+        bytes[24..].copy_from_slice(&tag);
+        SandboxToken(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// Whether this server issued `token` within [`FRAME_TOKEN_ADOPTABLE_FOR`].
+    pub fn adoptable(&self, token: &SandboxToken) -> bool {
+        self.adoptable_at(token, now_secs())
+    }
+
+    fn adoptable_at(&self, token: &SandboxToken, now: u64) -> bool {
+        let Some(bytes) = decode_hex(token.as_str()) else {
+            return false;
+        };
+        let tag = self.tag(&bytes[..24]);
+        // Constant time: a forger learns nothing from how long a refusal took.
+        let same = tag
+            .iter()
+            .zip(&bytes[24..])
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
+        let mut issued = [0u8; 8];
+        issued.copy_from_slice(&bytes[16..24]);
+        let issued = u64::from_be_bytes(issued);
+        same && issued <= now + 60 && now - issued.min(now) <= FRAME_TOKEN_ADOPTABLE_FOR.as_secs()
+    }
+
+    fn tag(&self, message: &[u8]) -> [u8; 8] {
+        use hmac::Mac;
+        let mut mac = match hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.secret) {
+            Ok(mac) => mac,
+            // HMAC takes a key of any length; this arm is never taken.
+            Err(_) => return [0; 8],
+        };
+        mac.update(message);
+        let full = mac.finalize().into_bytes();
+        let mut tag = [0u8; 8];
+        tag.copy_from_slice(&full[..8]);
+        tag
+    }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn decode_hex(hex: &str) -> Option<[u8; TOKEN_HEX_CHARS / 2]> {
+    let mut out = [0u8; TOKEN_HEX_CHARS / 2];
+    if hex.len() != TOKEN_HEX_CHARS {
+        return None;
+    }
+    for (i, pair) in hex.as_bytes().chunks(2).enumerate() {
+        let text = std::str::from_utf8(pair).ok()?;
+        out[i] = u8::from_str_radix(text, 16).ok()?;
+    }
+    Some(out)
+}
+
 impl std::fmt::Debug for SandboxToken {
     // The token is a credential: keep it out of logs.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -101,6 +192,25 @@ mod tests {
         ] {
             assert_eq!(SchemaName::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn only_recent_tokens_this_server_issued_are_adoptable() {
+        let tokens = FrameTokens::new(b"secret".to_vec());
+        let now = 2_000_000_000;
+        let issued = tokens.issue_at(now);
+        assert!(SandboxToken::parse(issued.as_str()).is_some());
+        assert!(tokens.adoptable_at(&issued, now));
+        assert!(tokens.adoptable_at(&issued, now + 3600));
+        // Handed around for days: no longer.
+        assert!(!tokens.adoptable_at(&issued, now + 2 * 86_400));
+        // Another server's secret, a plain random token, a flipped digit: never.
+        assert!(!FrameTokens::new(b"other".to_vec()).adoptable_at(&issued, now));
+        assert!(!tokens.adoptable_at(&SandboxToken::generate(), now));
+        let mut flipped = issued.as_str().to_owned();
+        let last = if flipped.ends_with('0') { "1" } else { "0" };
+        flipped.replace_range(63.., last);
+        assert!(!tokens.adoptable_at(&SandboxToken(flipped), now));
     }
 
     #[test]

@@ -15,9 +15,10 @@ use crate::catalog::{ActionKind, OutcomeId};
 use crate::model;
 use crate::outcome::{AttemptSettings, Expected, Report, Snapshot};
 
+use super::budget::{Budget, Needs, Reservation};
 use super::database;
 use super::error::LabError;
-use super::names::{SandboxToken, SchemaName};
+use super::names::{FrameTokens, SandboxToken, SchemaName};
 use super::sandbox::{self, RateLimit};
 use super::sandbox_lock::{LocalLocks, SandboxLock};
 use super::trace::Tracer;
@@ -25,8 +26,15 @@ use super::trace::Tracer;
 /// Limits and sizes. The defaults suit one server on a small machine.
 #[derive(Clone, Debug)]
 pub struct LabConfig {
-    /// Pooled connections (snapshots, registry, attempts that do not crash).
+    /// The working pool (snapshots, registry, attempts that do not crash). A quarter of it
+    /// (at least two) is kept for single reads; actions reserve the rest (see [`super::budget`]).
     pub pool_max: u32,
+    /// The lock pool: connections that hold a sandbox's advisory lock while its action runs.
+    pub lock_connections: u32,
+    /// Actions that may wait for their connections at once; past it, `busy` at once.
+    pub max_waiting: usize,
+    /// How long an action may wait for its connections before it is answered `busy`.
+    pub wait_limit: Duration,
     /// Attempts that crash run on a connection of their own; at most this many at once.
     pub crash_connections: usize,
     /// Unclaimed sandboxes kept ready.
@@ -47,6 +55,8 @@ pub struct LabConfig {
     pub recycle_after: Duration,
     /// Stepped transactions at once in this process (each holds a connection of its own).
     pub step_sessions: usize,
+    /// Other writers a stepped run may send at once in this process (each a connection).
+    pub step_writers: usize,
     /// A stepped transaction left idle this long is ended by PostgreSQL itself.
     pub step_idle: Duration,
     /// How long the stepper's other writer waits for the held row lock.
@@ -57,6 +67,9 @@ impl Default for LabConfig {
     fn default() -> Self {
         LabConfig {
             pool_max: 16,
+            lock_connections: 12,
+            max_waiting: 512,
+            wait_limit: Duration::from_secs(20),
             crash_connections: 8,
             warm_sandboxes: 4,
             max_sandboxes: 20_000,
@@ -78,11 +91,32 @@ impl Default for LabConfig {
                 burst: 60.0,
             },
             recycle_after: Duration::from_secs(600),
-            step_sessions: 16,
+            // A class of thirty stepping together, with room to spare, on PostgreSQL's default
+            // 100 connections (see `LabConfig::connections`).
+            step_sessions: 40,
+            step_writers: 8,
             step_idle: Duration::from_secs(120),
             // Long enough to read the pause and press COMMIT; short enough to meet 55P03.
             step_waiter_lock_timeout: Duration::from_secs(30),
         }
+    }
+}
+
+impl LabConfig {
+    /// Working connections that actions may reserve; the rest of the pool serves single reads
+    /// (page views, the sandbox lookup), which never hold one connection while asking for
+    /// another.
+    pub fn reservable_work(&self) -> u32 {
+        let for_reads = (self.pool_max / 4).max(2);
+        self.pool_max.saturating_sub(for_reads).max(1)
+    }
+
+    /// The most connections to PostgreSQL this process may open at once: both pools, the
+    /// crashing attempts' own connections, every stepped run and its other writer, and the
+    /// outage probe.
+    pub fn connections(&self) -> u32 {
+        let own = self.crash_connections + self.step_sessions + self.step_writers;
+        self.pool_max + self.lock_connections + own as u32 + 1
     }
 }
 
@@ -98,6 +132,9 @@ pub struct PendingAttempt {
 #[derive(Clone)]
 pub struct Lab {
     pub(super) inner: Arc<Inner>,
+    /// Set on the handle a comparison runs its sides with: the comparison has reserved their
+    /// connections already, and asking again while holding them could wait for itself.
+    pub(super) reserved: bool,
 }
 
 pub(super) struct Inner {
@@ -109,9 +146,12 @@ pub(super) struct Inner {
     /// One action at a time per sandbox, so each report is judged against its own "before".
     local_locks: LocalLocks,
     /// Connections that hold the sandboxes' advisory locks, apart from the working pool.
-    lock_pool: PgPool,
+    pub(super) lock_pool: PgPool,
     outage: super::outage::Outage,
     pub(super) stepping: super::stepper::Stepping,
+    budget: Budget,
+    /// Read from the database once (every process on it signs with the same secret).
+    frame_tokens: tokio::sync::OnceCell<FrameTokens>,
 }
 
 impl Lab {
@@ -135,10 +175,16 @@ impl Lab {
             ])
             .application_name("outbox-playground")
             .disable_statement_logging();
-        let pool = pool_options(&config).connect_lazy_with(connect.clone());
-        // As many actions at once as the working pool can serve.
-        let lock_pool = pool_options(&config).connect_lazy_with(connect.clone());
-        let config_sessions = config.step_sessions;
+        let pool = pool_options(&config, config.pool_max).connect_lazy_with(connect.clone());
+        let lock_pool =
+            pool_options(&config, config.lock_connections).connect_lazy_with(connect.clone());
+        let budget = Budget::new(
+            config.lock_connections,
+            config.reservable_work(),
+            config.max_waiting,
+            config.wait_limit,
+        );
+        let stepping = super::stepper::Stepping::new(config.step_sessions, config.step_writers);
         Lab {
             inner: Arc::new(Inner {
                 pool,
@@ -148,8 +194,11 @@ impl Lab {
                 local_locks: LocalLocks::default(),
                 lock_pool,
                 outage: Default::default(),
-                stepping: super::stepper::Stepping::new(config_sessions),
+                stepping,
+                budget,
+                frame_tokens: tokio::sync::OnceCell::new(),
             }),
+            reserved: false,
         }
     }
 
@@ -175,8 +224,7 @@ impl Lab {
             Ok(answer) => answer.map(drop).map_err(LabError::from_sqlx),
             Err(_) => Err(LabError::Unavailable(sqlx::Error::PoolTimedOut)),
         };
-        self.observe(&result);
-        result
+        self.observe(result)
     }
 
     /// Fails at once while a known outage goes on (see [`super::outage`]); a caller runs this
@@ -186,10 +234,66 @@ impl Lab {
     }
 
     /// Notes an action's result: an unreachable database makes the next actions fail fast.
-    pub fn observe<T>(&self, result: &Result<T, LabError>) {
-        if let Err(e) = result {
-            self.inner.outage.observe(e);
+    /// A pool that timed out because every connection was in use is busy, not down: that
+    /// becomes [`LabError::Busy`] and raises nothing.
+    pub fn observe<T>(&self, result: Result<T, LabError>) -> Result<T, LabError> {
+        match result {
+            Err(LabError::Unavailable(sqlx::Error::PoolTimedOut)) if self.pools_full() => {
+                Err(LabError::Busy)
+            }
+            Err(e) => {
+                self.inner.outage.observe(&e);
+                Err(e)
+            }
+            ok => ok,
         }
+    }
+
+    /// Every connection of a pool is open and in use.
+    fn pools_full(&self) -> bool {
+        let full = |pool: &PgPool, max: u32| pool.size() >= max && pool.num_idle() == 0;
+        let c = &self.inner.config;
+        full(&self.inner.pool, c.pool_max) || full(&self.inner.lock_pool, c.lock_connections)
+    }
+
+    /// The handle a caller that has reserved an action's connections runs it with.
+    pub(super) fn within_reservation(&self) -> Lab {
+        Lab {
+            inner: Arc::clone(&self.inner),
+            reserved: true,
+        }
+    }
+
+    /// Takes what an action holds at once (see [`super::budget`]) unless the caller did.
+    pub(super) async fn reserve(&self, needs: Needs) -> Result<Option<Reservation<'_>>, LabError> {
+        if self.reserved {
+            return Ok(None);
+        }
+        self.inner.budget.reserve(needs).await.map(Some)
+    }
+
+    /// Reads PostgreSQL's connection limit and refuses a configuration under which this
+    /// process alone could pass it; answers the limit and what this process may open.
+    pub async fn check_connection_budget(&self) -> Result<(u32, u32), LabError> {
+        const LIMITS: &str = "SELECT current_setting('max_connections')::int, \
+             current_setting('superuser_reserved_connections')::int \
+             + coalesce(current_setting('reserved_connections', true), '0')::int";
+        let (max, reserved): (i32, i32) = sqlx::query_as(LIMITS)
+            .fetch_one(self.pool())
+            .await
+            .map_err(LabError::from_sqlx)?;
+        let available = (max - reserved).max(0) as u32;
+        let needs = self.inner.config.connections();
+        if needs > available {
+            return Err(LabError::Config(format!(
+                "this process may open {needs} connections (PLAYGROUND_POOL_MAX + \
+                 PLAYGROUND_LOCK_CONNECTIONS + PLAYGROUND_CRASH_CONNECTIONS + \
+                 PLAYGROUND_STEP_SESSIONS + PLAYGROUND_STEP_WRITERS + 1), but PostgreSQL allows \
+                 {available} (max_connections {max} less {reserved} reserved); lower those \
+                 settings or raise max_connections"
+            )));
+        }
+        Ok((available, needs))
     }
 
     // ----- sandboxes --------------------------------------------------------------------
@@ -222,6 +326,11 @@ impl Lab {
         sandbox::find(self.pool(), token, &self.inner.config.rate).await
     }
 
+    /// Whether `token` holds a sandbox (without spending its request budget).
+    pub async fn token_has_sandbox(&self, token: &SandboxToken) -> Result<bool, LabError> {
+        Ok(sandbox::claimed_by(self.pool(), token).await?.is_some())
+    }
+
     /// Tops the warm pool up now; returns how many sandboxes were stamped.
     pub async fn refill_warm_pool(&self) -> Result<usize, LabError> {
         let c = &self.inner.config;
@@ -245,19 +354,54 @@ impl Lab {
         });
     }
 
-    /// Takes the sandbox's lock (see [`SandboxLock`]); with `read_tables`, also its tables.
-    pub(super) async fn lock_sandbox(
+    /// What signs and checks the embed's frame tokens.
+    pub async fn frame_tokens(&self) -> Result<&FrameTokens, LabError> {
+        self.inner
+            .frame_tokens
+            .get_or_try_init(|| async {
+                let secret: Vec<u8> = sqlx::query_scalar("SELECT secret FROM lab.server_secret")
+                    .fetch_one(self.pool())
+                    .await
+                    .map_err(LabError::from_sqlx)?;
+                Ok(FrameTokens::new(secret))
+            })
+            .await
+    }
+
+    /// Stepped runs held in this process now.
+    pub fn held_runs(&self) -> usize {
+        self.inner.stepping.held()
+    }
+
+    /// This process's turn on `sandbox` (the first half of [`SandboxLock`]).
+    pub(super) async fn local_lock(&self, sandbox: &SchemaName) -> super::sandbox_lock::LocalGuard {
+        self.inner.local_locks.lock(sandbox).await
+    }
+
+    /// Takes the sandbox's lock for an action that holds `needs`: first this process's turn
+    /// on the sandbox (holding nothing else, and for at most `lock_timeout`: a learner's own
+    /// earlier action), then the action's connections, then the advisory lock (see
+    /// [`SandboxLock`]); with `read_tables`, also its tables. Always in this order, so that no
+    /// action holds connections while it waits for a turn that another holder of connections
+    /// has.
+    async fn lock_sandbox(
         &self,
         sandbox: &SchemaName,
+        needs: Needs,
         read_tables: bool,
-    ) -> Result<(SandboxLock, Option<Snapshot>), LabError> {
-        SandboxLock::acquire(
-            &self.inner.local_locks,
-            &self.inner.lock_pool,
-            sandbox,
-            read_tables,
-        )
-        .await
+    ) -> Result<(SandboxLock, Option<Snapshot>, Option<Reservation<'_>>), LabError> {
+        self.refuse_while_stepped(sandbox)?;
+        let turn = tokio::time::timeout(self.config().lock_timeout, self.local_lock(sandbox));
+        let Ok(local) = turn.await else {
+            self.refuse_while_stepped(sandbox)?;
+            return Err(LabError::RateLimited);
+        };
+        // A stepped run may have begun while this action waited for its turn.
+        self.refuse_while_stepped(sandbox)?;
+        let reserved = self.reserve(needs).await?;
+        let (lock, tables) =
+            SandboxLock::enter(local, &self.inner.lock_pool, sandbox, read_tables).await?;
+        Ok((lock, tables, reserved))
     }
 
     /// Runs `action` while holding the sandbox's lock, with the tables read under it. The
@@ -265,13 +409,13 @@ impl Lab {
     pub(super) async fn locked<T, F>(
         &self,
         sandbox: &SchemaName,
+        needs: Needs,
         action: impl FnOnce(Locked) -> F,
     ) -> Result<T, LabError>
     where
         F: Future<Output = Result<T, LabError>>,
     {
-        self.refuse_while_stepped(sandbox)?;
-        let (lock, before) = self.lock_sandbox(sandbox, true).await?;
+        let (lock, before, _reserved) = self.lock_sandbox(sandbox, needs, true).await?;
         let before = before.ok_or_else(|| LabError::SandboxGone(sandbox.to_string()))?;
         action(Locked { lock, before }).await
     }
@@ -281,10 +425,10 @@ impl Lab {
     pub(super) async fn locked_only<T>(
         &self,
         sandbox: &SchemaName,
+        needs: Needs,
         action: impl Future<Output = Result<T, LabError>>,
     ) -> Result<T, LabError> {
-        self.refuse_while_stepped(sandbox)?;
-        let (lock, _) = self.lock_sandbox(sandbox, false).await?;
+        let (lock, _, _reserved) = self.lock_sandbox(sandbox, needs, false).await?;
         let result = action.await;
         // On an error the lock is dropped: its session is closed, which releases it too.
         if result.is_ok()
@@ -398,9 +542,9 @@ const CHECK_IF_IDLE_FOR: Duration = Duration::from_secs(1);
 /// sqlx checks every connection with a round trip before handing it out. Under load that is a
 /// round trip per checkout for nothing, so only a connection that sat idle (and may have been
 /// cut by a restart of PostgreSQL) is checked; a dead one is then replaced, as before.
-fn pool_options(config: &LabConfig) -> PgPoolOptions {
+fn pool_options(config: &LabConfig, max: u32) -> PgPoolOptions {
     PgPoolOptions::new()
-        .max_connections(config.pool_max)
+        .max_connections(max)
         .acquire_timeout(config.acquire_timeout)
         .test_before_acquire(false)
         .before_acquire(|conn, meta| {

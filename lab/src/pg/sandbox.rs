@@ -44,6 +44,40 @@ pub async fn claim(
             return Err(LabError::SandboxRateLimited);
         }
     }
+    match claim_spent(pool, &token, policy).await {
+        // Two first actions under the same new token at once: the other one claimed it.
+        Err(LabError::Database(e)) if super::error::sqlstate(&e).as_deref() == Some("23505") => {
+            match claimed_by(pool, &token).await? {
+                Some(name) => Ok((token, name)),
+                None => Err(LabError::Database(e)),
+            }
+        }
+        claimed => claimed,
+    }
+}
+
+/// The sandbox `token` holds, without spending its request budget.
+pub async fn claimed_by(
+    pool: &PgPool,
+    token: &SandboxToken,
+) -> Result<Option<SchemaName>, LabError> {
+    let name: Option<String> = sqlx::query_scalar(
+        "SELECT schema_name FROM lab.sandboxes WHERE token_hash = sha256(decode($1, 'hex'))",
+    )
+    .bind(token.as_str())
+    .fetch_optional(pool)
+    .await
+    .map_err(LabError::from_sqlx)?;
+    Ok(name.as_deref().and_then(SchemaName::parse))
+}
+
+/// [`claim`] once the client has paid: a warm sandbox, a recycled one, or a new one.
+async fn claim_spent(
+    pool: &PgPool,
+    token: &SandboxToken,
+    policy: &ClaimPolicy,
+) -> Result<(SandboxToken, SchemaName), LabError> {
+    let token = token.clone();
     let warm: Option<String> =
         sqlx::query_scalar("SELECT lab.claim_sandbox(sha256(decode($1, 'hex')))")
             .bind(token.as_str())

@@ -27,8 +27,11 @@ const UNLOCK: &str = "SELECT pg_advisory_unlock(hashtextextended($1, 0))";
 #[derive(Default)]
 pub struct LocalLocks(Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>);
 
+/// This process's turn on one sandbox.
+pub type LocalGuard = OwnedMutexGuard<()>;
+
 impl LocalLocks {
-    async fn lock(&self, sandbox: &SchemaName) -> OwnedMutexGuard<()> {
+    pub async fn lock(&self, sandbox: &SchemaName) -> LocalGuard {
         let lock = {
             let mut locks = self
                 .0
@@ -58,42 +61,29 @@ pub struct SandboxLock {
 }
 
 impl SandboxLock {
-    /// Takes the sandbox's lock; with `read_tables`, also its tables as they are under it.
-    pub async fn acquire(
-        local: &LocalLocks,
+    /// Takes the lock for a caller that already has this process's turn ([`LocalLocks`]);
+    /// with `read_tables`, also reads its tables under it.
+    pub async fn enter(
+        local: LocalGuard,
         lock_pool: &PgPool,
         sandbox: &SchemaName,
         read_tables: bool,
     ) -> Result<(SandboxLock, Option<Snapshot>), LabError> {
-        let local = local.lock(sandbox).await;
         let mut conn = lock_pool.acquire().await.map_err(LabError::from_sqlx)?;
-        let entered: Result<Option<Json<Snapshot>>, _> = sqlx::query_scalar(ENTER)
-            .bind(sandbox.as_str())
-            .bind(read_tables)
-            .fetch_one(&mut *conn)
-            .await;
-        match entered {
+        match enter(&mut conn, sandbox, read_tables).await {
             Ok(tables) => Ok((
                 SandboxLock {
                     conn: Some(conn),
                     sandbox: sandbox.clone(),
                     _local: local,
                 },
-                tables.map(|Json(t)| t),
+                tables,
             )),
             Err(e) => {
                 // The read may fail after the lock was taken (a sandbox dropped meanwhile):
                 // the session goes, and the lock with it.
                 conn.close_on_drop();
-                // lock_timeout: another process has held this sandbox for seconds — a stepped
-                // transaction (it names itself by its application_name), or a busy learner.
-                Err(match sqlstate(&e).as_deref() {
-                    Some("55P03") if stepped_elsewhere(&mut conn, sandbox).await => {
-                        LabError::StepInProgress
-                    }
-                    Some("55P03") => LabError::RateLimited,
-                    _ => LabError::in_sandbox(e, sandbox.as_str()),
-                })
+                Err(e)
             }
         }
     }
@@ -151,6 +141,30 @@ impl Drop for SandboxLock {
         if let Some(conn) = self.conn.as_mut() {
             conn.close_on_drop();
         }
+    }
+}
+
+/// Takes the sandbox's advisory lock on `conn` and, with `read_tables`, reads its tables under
+/// it. On an error the caller closes the session, which lets a lock taken half-way go.
+pub async fn enter(
+    conn: &mut PgConnection,
+    sandbox: &SchemaName,
+    read_tables: bool,
+) -> Result<Option<Snapshot>, LabError> {
+    let entered: Result<Option<Json<Snapshot>>, _> = sqlx::query_scalar(ENTER)
+        .bind(sandbox.as_str())
+        .bind(read_tables)
+        .fetch_one(&mut *conn)
+        .await;
+    match entered {
+        Ok(tables) => Ok(tables.map(|Json(t)| t)),
+        // lock_timeout: another process has held this sandbox for seconds — a stepped
+        // transaction (it names itself by its application_name), or a busy learner.
+        Err(e) => Err(match sqlstate(&e).as_deref() {
+            Some("55P03") if stepped_elsewhere(conn, sandbox).await => LabError::StepInProgress,
+            Some("55P03") => LabError::RateLimited,
+            _ => LabError::in_sandbox(e, sandbox.as_str()),
+        }),
     }
 }
 

@@ -9,6 +9,7 @@ use crate::model;
 use crate::outcome::{Actor, AfterCommitRun, Answer, Report, Sent, Snapshot, TxState};
 
 use super::super::broker;
+use super::super::budget::Needs;
 use super::super::crash;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
@@ -24,7 +25,7 @@ impl Lab {
         sandbox: &SchemaName,
         crash: PublisherCrash,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, |locked| {
+        self.locked(sandbox, Needs::ONE, |locked| {
             self.restart_locked(locked, sandbox, crash)
         })
         .await
@@ -71,7 +72,7 @@ impl Lab {
         sandbox: &SchemaName,
         skip_locked: bool,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, |locked| {
+        self.locked(sandbox, Needs::PUBLISH_RACE, |locked| {
             self.publish_race_locked(locked, sandbox, skip_locked)
         })
         .await
@@ -118,7 +119,7 @@ impl Lab {
         inbox: bool,
         crash: ConsumerCrash,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, |locked| {
+        self.locked(sandbox, Needs::ONE, |locked| {
             self.consume_locked(locked, sandbox, inbox, crash)
         })
         .await

@@ -12,6 +12,7 @@ use crate::outcome::{Actor, Answer, Report, Sent, TxState};
 use crate::prediction::Prediction;
 
 use super::super::attempt::{self, Place, Stop};
+use super::super::budget::Needs;
 use super::super::crash;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
@@ -37,7 +38,7 @@ impl Lab {
         spec: &AttemptSpec,
         prediction: &Prediction,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, |locked| {
+        self.locked(sandbox, Needs::ATTEMPT, |locked| {
             self.attempt_locked(locked, sandbox, spec, prediction)
         })
         .await

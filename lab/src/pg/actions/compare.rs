@@ -7,8 +7,9 @@ use crate::input::AttemptSpec;
 use crate::outcome::{CompareReport, Report};
 use crate::prediction::Prediction;
 
+use super::super::budget::Needs;
 use super::super::error::LabError;
-use super::super::names::SchemaName;
+use super::super::names::{SandboxToken, SchemaName};
 use super::super::runner::Lab;
 use super::super::sandbox;
 
@@ -20,7 +21,7 @@ impl Lab {
         main: &SchemaName,
         spec: &AttemptSpec,
     ) -> Result<CompareReport, LabError> {
-        self.compare_predicted(main, spec, &Prediction::none())
+        self.compare_predicted(main, spec, &Prediction::none(), None)
             .await
     }
 
@@ -30,9 +31,14 @@ impl Lab {
         main: &SchemaName,
         spec: &AttemptSpec,
         prediction: &Prediction,
+        client: Option<&str>,
     ) -> Result<CompareReport, LabError> {
-        self.locked_only(main, self.compare_locked(main, spec, prediction))
-            .await
+        self.locked_only(
+            main,
+            Needs::COMPARE,
+            self.compare_locked(main, spec, prediction, client),
+        )
+        .await
     }
 
     async fn compare_locked(
@@ -40,12 +46,15 @@ impl Lab {
         main: &SchemaName,
         spec: &AttemptSpec,
         prediction: &Prediction,
+        client: Option<&str>,
     ) -> Result<CompareReport, LabError> {
         let (left, right) = match sandbox::compare_pair(self.pool(), main).await? {
             Some(pair) => pair,
             None => {
-                let (_, left) = self.claim_sandbox().await?;
-                let (_, right) = self.claim_sandbox().await?;
+                // New sandboxes, paid from the learner's address like their own.
+                let claim = || self.claim_sandbox_for(SandboxToken::generate(), client);
+                let (_, left) = claim().await?;
+                let (_, right) = claim().await?;
                 sandbox::set_compare_pair(self.pool(), main, &left, &right).await?;
                 (left, right)
             }
@@ -61,10 +70,12 @@ impl Lab {
         }
         let spec = &spec;
         let setup = compare::setup_for(&spec.mistakes);
-        let outbox = self
+        // The sides run within this comparison's reservation (Needs::COMPARE).
+        let sides = self.within_reservation();
+        let outbox = sides
             .compare_side(&left, setup, &spec.outbox_counterpart(), prediction)
             .await?;
-        let wrong = self
+        let wrong = sides
             .compare_side(&right, setup, spec, &Prediction::none())
             .await?;
         let report = CompareReport {

@@ -1,7 +1,6 @@
 //! The sandbox's progress through the lesson: read it, start over, and the "predict first"
 //! switch. What an action explores is written with its report (`lab.save_report`).
 
-use crate::outcome::Report;
 use crate::progress::{Predictions, Progress};
 
 use super::super::error::LabError;
@@ -33,17 +32,6 @@ impl Lab {
             right: u32::try_from(right).unwrap_or(0),
         };
         Ok(Progress::from_found(&found, predictions, predict_first))
-    }
-
-    /// "Start over": the lesson's initial tables and an empty map.
-    pub async fn start_over(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        let report = self.reset(sandbox).await?;
-        sqlx::query("SELECT lab.forget_progress($1)")
-            .bind(sandbox.as_str())
-            .execute(self.pool())
-            .await
-            .map_err(LabError::from_sqlx)?;
-        Ok(report)
     }
 
     /// Remembers the learner's "predict first" choice for this sandbox.

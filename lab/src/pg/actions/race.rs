@@ -5,6 +5,7 @@ use crate::input::Mistakes;
 use crate::model;
 use crate::outcome::{RaceReport, Report};
 
+use super::super::budget::Needs;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
 use super::super::race;
@@ -17,7 +18,7 @@ impl Lab {
         sandbox: &SchemaName,
         mistakes: &Mistakes,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, |locked| {
+        self.locked(sandbox, Needs::RACE, |locked| {
             self.race_locked(locked, sandbox, mistakes)
         })
         .await

@@ -8,6 +8,7 @@ use crate::input::AttemptSpec;
 use crate::model;
 use crate::outcome::{Actor, Answer, Reconciliation, Report, TxState};
 
+use super::super::budget::Needs;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
 use super::super::runner::{Lab, Locked, Pending, PendingAttempt};
@@ -18,8 +19,10 @@ impl Lab {
     /// Decides an unknown outcome from the database alone: by the stable ids, and by the
     /// transaction id the attempt noted.
     pub async fn reconcile(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        self.locked(sandbox, |locked| self.reconcile_locked(locked, sandbox))
-            .await
+        self.locked(sandbox, Needs::ONE, |locked| {
+            self.reconcile_locked(locked, sandbox)
+        })
+        .await
     }
 
     async fn reconcile_locked(

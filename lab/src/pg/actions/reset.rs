@@ -7,6 +7,7 @@ use crate::catalog::{ActionKind, names};
 use crate::model;
 use crate::outcome::{Actor, Report, Snapshot, TxState};
 
+use super::super::budget::Needs;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
 use super::super::runner::{Lab, Locked, Pending};
@@ -16,12 +17,35 @@ use super::super::trace::{Tracer, done, rows};
 impl Lab {
     /// Puts the sandbox back to the lesson's initial state.
     pub async fn reset(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        self.locked(sandbox, |locked| self.reset_locked(locked, sandbox))
-            .await
+        self.locked(sandbox, Needs::RESET, |locked| {
+            self.reset_locked(locked, sandbox, false)
+        })
+        .await
     }
 
-    async fn reset_locked(&self, locked: Locked, sandbox: &SchemaName) -> Result<Report, LabError> {
+    /// "Start over": the reset, and an empty map, under the same lock, so that no concurrent
+    /// action's progress row is written between the two and lost.
+    pub async fn start_over(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
+        self.locked(sandbox, Needs::RESET, |locked| {
+            self.reset_locked(locked, sandbox, true)
+        })
+        .await
+    }
+
+    async fn reset_locked(
+        &self,
+        locked: Locked,
+        sandbox: &SchemaName,
+        forget_progress: bool,
+    ) -> Result<Report, LabError> {
         let Locked { mut lock, before } = locked;
+        if forget_progress {
+            sqlx::query("SELECT lab.forget_progress($1)")
+                .bind(sandbox.as_str())
+                .execute(lock.conn()?)
+                .await
+                .map_err(LabError::from_sqlx)?;
+        }
         let mut trace = Tracer::new();
         const RESET: &str = "SELECT lab.reset_tables($1, $2)";
         let changed = changed_tables(&before, &model::initial_state());
@@ -58,8 +82,10 @@ impl Lab {
 
     /// "Support reopens ticket-42": a separate, committed UPDATE; outbox rows stay.
     pub async fn reopen(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        self.locked(sandbox, |locked| self.reopen_locked(locked, sandbox))
-            .await
+        self.locked(sandbox, Needs::ONE, |locked| {
+            self.reopen_locked(locked, sandbox)
+        })
+        .await
     }
 
     async fn reopen_locked(

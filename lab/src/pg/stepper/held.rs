@@ -90,8 +90,15 @@ impl Pauses for Held<'_> {
                         show = false;
                         continue;
                     };
-                    let (Some(relay), Some(Step::Commit), Some(c)) =
-                        (self.relay, next, conn.as_deref_mut())
+                    // Only where the one-shot attempt offers it too (not in Trace A's modes), so a
+                    // stepped run never keeps an attempt that reconciliation cannot read back.
+                    let offered = self
+                        .spec
+                        .mode
+                        .crash_points()
+                        .contains(&CrashPoint::CommitReplyLost);
+                    let (Some(relay), Some(Step::Commit), Some(c), true) =
+                        (self.relay, next, conn.as_deref_mut(), offered)
                     else {
                         let code = if self.relay.is_none() {
                             "relay_unsupported"
@@ -110,7 +117,15 @@ impl Pauses for Held<'_> {
                     return Ok(Go::On);
                 }
                 Ok(Some(Command::OtherWriter)) if self.waiter.is_none() => {
-                    let task = WaiterTask::start(self.lab, self.sandbox, trace.start()).await?;
+                    let started = WaiterTask::start(self.lab, self.sandbox, trace.start()).await;
+                    let task = match started {
+                        Err(LabError::Busy) => {
+                            self.refuse("busy").await;
+                            show = false;
+                            continue;
+                        }
+                        other => other?,
+                    };
                     task.wait_until_settled(self.lab).await?;
                     self.waiter = Some(task);
                 }
@@ -143,8 +158,10 @@ impl Pauses for Held<'_> {
 
 impl Held<'_> {
     async fn refuse(&self, code: &str) {
-        // A learner who is gone cannot be told; the next wait notices.
-        let _ = self.out.send(refused(code)).await;
+        // Never wait to refuse: a client sending faster than it reads fills the channel, and
+        // a run waiting on it while the socket waits on the run would hold both for good. A
+        // refusal that does not fit is dropped; the client is flooding anyway.
+        let _ = self.out.try_send(refused(code));
     }
 
     async fn look(

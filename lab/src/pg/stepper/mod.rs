@@ -23,9 +23,11 @@ use crate::outcome::Expected;
 use crate::step::{Command, Message, StepError, Stepped, WaiterState};
 
 use super::attempt::{self, Place, Stop};
+use super::budget::Needs;
 use super::error::LabError;
 use super::names::SchemaName;
-use super::runner::{Lab, Locked, Pending, PendingAttempt};
+use super::runner::{Lab, Pending, PendingAttempt};
+use super::sandbox_lock::{self, SandboxLock};
 use super::trace::Tracer;
 use held::Held;
 
@@ -37,18 +39,26 @@ pub const APPLICATION_PREFIX: &str = "outbox-step:";
 pub struct Stepping {
     active: Mutex<HashSet<String>>,
     slots: Arc<Semaphore>,
+    /// Other writers' connections.
+    pub(super) writers: Arc<Semaphore>,
 }
 
 impl Stepping {
-    pub fn new(sessions: usize) -> Self {
+    pub fn new(sessions: usize, writers: usize) -> Self {
         Stepping {
             active: Mutex::new(HashSet::new()),
             slots: Arc::new(Semaphore::new(sessions)),
+            writers: Arc::new(Semaphore::new(writers)),
         }
     }
 
     pub fn holds(&self, sandbox: &SchemaName) -> bool {
         self.set().contains(sandbox.as_str())
+    }
+
+    /// Runs held at this moment.
+    pub fn held(&self) -> usize {
+        self.set().len()
     }
 
     fn set(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
@@ -103,33 +113,9 @@ impl Lab {
             sandbox: sandbox.to_string(),
             _slot: slot,
         };
-        let (lock, before) = match self.lock_sandbox(sandbox, true).await {
-            Err(LabError::StepInProgress) => return Err(LabError::StepBusy),
-            other => other?,
-        };
-        let before = before.ok_or_else(|| LabError::SandboxGone(sandbox.to_string()))?;
-        // The report's finish releases the lock; on an error it is dropped with its session.
-        self.step_locked(
-            Locked { lock, before },
-            sandbox,
-            spec,
-            prediction,
-            commands,
-            out,
-        )
-        .await
-    }
-
-    async fn step_locked(
-        &self,
-        locked: Locked,
-        sandbox: &SchemaName,
-        spec: &AttemptSpec,
-        prediction: &crate::prediction::Prediction,
-        commands: &mut mpsc::Receiver<Command>,
-        out: &mpsc::Sender<Message>,
-    ) -> Result<crate::outcome::Report, LabError> {
-        let Locked { lock, before } = locked;
+        // While the learner thinks, the run holds one connection: the held one, which also
+        // holds the sandbox's lock (no connection of the lock pool waits beside it).
+        let local = self.local_lock(sandbox).await;
         let relay = match self.start_relay(None).await {
             Ok(relay) => Some(relay),
             Err(LabError::RelayUnsupported) => None,
@@ -146,7 +132,30 @@ impl Lab {
         .execute(&mut conn)
         .await
         .map_err(LabError::from_sqlx)?;
+        let before = match sandbox_lock::enter(&mut conn, sandbox, true).await {
+            Err(LabError::StepInProgress) => return Err(LabError::StepBusy),
+            other => other?,
+        };
+        let before = before.ok_or_else(|| LabError::SandboxGone(sandbox.to_string()))?;
+        self.step_held(
+            conn, relay, local, before, sandbox, spec, prediction, commands, out,
+        )
+        .await
+    }
 
+    #[allow(clippy::too_many_arguments)]
+    async fn step_held(
+        &self,
+        mut conn: sqlx::PgConnection,
+        relay: Option<super::wire_fault::Relay>,
+        local: sandbox_lock::LocalGuard,
+        before: crate::outcome::Snapshot,
+        sandbox: &SchemaName,
+        spec: &AttemptSpec,
+        prediction: &crate::prediction::Prediction,
+        commands: &mut mpsc::Receiver<Command>,
+        out: &mpsc::Sender<Message>,
+    ) -> Result<crate::outcome::Report, LabError> {
         let mut trace = Tracer::new();
         let mut held = Held {
             lab: self,
@@ -183,8 +192,14 @@ impl Lab {
         if attempted.xid.is_empty() {
             attempted.xid = xid;
         }
+        // Ending the held session lets its lock go; the lock pool takes it again for the
+        // report. This process's own lock stays held throughout, so no action here slips in;
+        // another server process's action could, in the moment between (it would then be
+        // judged on its own; this report shows the tables after both).
         self.settle_own_connection(conn, &attempted, relay, &mut trace)
             .await?;
+        let _reserved = self.reserve(Needs::ONE).await?;
+        let (lock, _) = SandboxLock::enter(local, &self.inner.lock_pool, sandbox, false).await?;
 
         let final_spec = AttemptSpec {
             crash: lost_reply.map_or(ended_at, |_| CrashPoint::CommitReplyLost),

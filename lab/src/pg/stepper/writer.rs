@@ -1,6 +1,7 @@
 //! The stepper's other writer: the lesson's guarded UPDATE of ticket-42 on a second session,
 //! queued behind the held row lock if there is one, with its own lane of the trace.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::Connection;
@@ -34,13 +35,29 @@ impl WaiterTask {
         sandbox: &SchemaName,
         started: Instant,
     ) -> Result<Self, LabError> {
-        let pool = lab.pool().clone();
+        // A connection of its own, counted: a pooled one held for the whole lock wait would
+        // take the pool from everyone else's actions while a class steps.
+        let slot = Arc::clone(&lab.inner.stepping.writers)
+            .try_acquire_owned()
+            .map_err(|_| LabError::Busy)?;
+        let lab = lab.clone();
         let sandbox = sandbox.clone();
         let lock_timeout = lab.config().step_waiter_lock_timeout;
         let (pid_tx, pid_rx) = tokio::sync::oneshot::channel();
         let task = tokio::spawn(async move {
+            let _slot = slot;
             let mut trace = Tracer::lane(started, Lane::B);
-            let result = other_writer(&pool, &sandbox, lock_timeout, pid_tx, &mut trace).await;
+            let result = match lab.connect_own(None).await {
+                Ok(mut conn) => {
+                    let result =
+                        other_writer(&mut conn, &sandbox, lock_timeout, pid_tx, &mut trace).await;
+                    if let Err(e) = conn.close().await {
+                        tracing::debug!(error = %e, "closing the other writer's connection");
+                    }
+                    result
+                }
+                Err(e) => Err(e),
+            };
             (result, trace)
         });
         let Ok(pid) = pid_rx.await else {
@@ -134,7 +151,7 @@ async fn blocking_pids(lab: &Lab, pid: i32) -> Result<Vec<i32>, LabError> {
 /// The writer's transaction: its lock_timeout set long enough for a learner to act, and the
 /// statement timeout above it so that the lock wait is what ends it.
 async fn other_writer(
-    pool: &sqlx::PgPool,
+    conn: &mut sqlx::PgConnection,
     sandbox: &SchemaName,
     lock_timeout: Duration,
     pid_tx: tokio::sync::oneshot::Sender<i32>,
@@ -143,7 +160,6 @@ async fn other_writer(
     const ENTER: &str = "SELECT set_config('search_path', $1, true), \
         set_config('lock_timeout', $2, true), set_config('statement_timeout', $3, true), \
         pg_backend_pid()";
-    let mut conn = pool.acquire().await.map_err(LabError::from_sqlx)?;
     let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
     trace.enter(Step::Update);
     trace.sql(Actor::OtherWriter, "BEGIN", &[], done(), TxState::Open);
