@@ -5,223 +5,20 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
-use app::backend::request::WebSettings;
-use common::{app_with, cookie_pair, post};
-use futures_util::{SinkExt, StreamExt};
+use common::socket::{
+    PATIENCE, Socket, backend_alive, config, leftovers, outbox_rows, pauses_of, pool, serve,
+    status, tables, until,
+};
+use common::{cookie_pair, post};
+use futures_util::SinkExt;
 use http::StatusCode;
-use outbox_lab::catalog::{CrashPoint, Mode, Slot};
+use outbox_lab::catalog::{CrashPoint, Mode};
 use outbox_lab::pg::LabConfig;
-use outbox_lab::pg::RateLimit;
-use serde_json::{Value, json};
-use sqlx::PgPool;
+use serde_json::json;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::{self, Message as Frame};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-
-/// Generous: a wait that takes this long is a failure, never a pace.
-const PATIENCE: Duration = Duration::from_secs(30);
-
-fn config() -> LabConfig {
-    LabConfig {
-        // Many learners from one test address.
-        claims_per_client: RateLimit {
-            per_second: 100.0,
-            burst: 1000.0,
-        },
-        rate: RateLimit {
-            per_second: 1000.0,
-            burst: 1000.0,
-        },
-        ..LabConfig::default()
-    }
-}
-
-/// The router on a real socket, so WebSockets can reach it.
-async fn serve(opts: PgConnectOptions, config: LabConfig) -> (SocketAddr, axum::Router) {
-    let router = app_with(opts, config, WebSettings::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let served = router.clone();
-    tokio::spawn(async move { axum::serve(listener, served).await });
-    (addr, router)
-}
-
-struct Socket {
-    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
-    /// `sandbox=…` for HTTP calls as the same learner.
-    cookie: String,
-}
-
-impl Socket {
-    /// Opens `/api/step` as a learner: `cookie` names their sandbox, or a newcomer gets one.
-    async fn open(addr: SocketAddr, cookie: Option<&str>) -> Socket {
-        let (ws, cookie) = Self::try_open(addr, cookie, &[]).await.expect("upgraded");
-        Socket { ws, cookie }
-    }
-
-    async fn try_open(
-        addr: SocketAddr,
-        cookie: Option<&str>,
-        extra: &[(&'static str, &str)],
-    ) -> Result<(WebSocketStream<MaybeTlsStream<TcpStream>>, String), tungstenite::Error> {
-        let mut request = format!("ws://{addr}/api/step").into_client_request()?;
-        if let Some(c) = cookie {
-            request.headers_mut().insert("cookie", c.parse().unwrap());
-        }
-        for (k, v) in extra {
-            request.headers_mut().insert(*k, v.parse().unwrap());
-        }
-        let (ws, response) = tokio_tungstenite::connect_async(request).await?;
-        let cookie = match cookie {
-            Some(c) => c.to_owned(),
-            None => response
-                .headers()
-                .get_all("set-cookie")
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .find(|v| v.starts_with("sandbox="))
-                .map(cookie_pair)
-                .expect("a newcomer's socket sets the sandbox cookie"),
-        };
-        Ok((ws, cookie))
-    }
-
-    async fn send(&mut self, command: Value) {
-        self.ws
-            .send(Frame::Text(command.to_string().into()))
-            .await
-            .unwrap();
-    }
-
-    async fn recv(&mut self) -> Value {
-        loop {
-            let frame = tokio::time::timeout(PATIENCE, self.ws.next())
-                .await
-                .expect("an answer in time")
-                .expect("the socket is open")
-                .expect("a frame");
-            if let Frame::Text(text) = frame {
-                return serde_json::from_str(text.as_str()).unwrap();
-            }
-        }
-    }
-
-    async fn pause(&mut self) -> Value {
-        let m = self.recv().await;
-        m.get("pause")
-            .cloned()
-            .unwrap_or_else(|| panic!("a pause: {m}"))
-    }
-
-    async fn report(&mut self) -> Value {
-        let m = self.recv().await;
-        m.get("report")
-            .cloned()
-            .unwrap_or_else(|| panic!("a report: {m}"))
-    }
-
-    async fn error(&mut self) -> Value {
-        let m = self.recv().await;
-        m.get("error")
-            .cloned()
-            .unwrap_or_else(|| panic!("an error: {m}"))
-    }
-
-    async fn begin(&mut self, mode: Mode) -> Value {
-        self.send(json!({"cmd": "begin", "mode": mode.id()})).await;
-        self.pause().await
-    }
-
-    /// Steps on until the function is held at `at`.
-    async fn step_to(&mut self, mode: Mode, at: CrashPoint) -> Value {
-        let mut pause = self.begin(mode).await;
-        while pause["at"] != at.id() {
-            self.send(json!({"cmd": "next"})).await;
-            pause = self.pause().await;
-        }
-        pause
-    }
-}
-
-/// The pauses of a mode, in order: its crash points as the timeline draws them.
-fn pauses_of(mode: Mode) -> Vec<CrashPoint> {
-    mode.timeline()
-        .iter()
-        .filter_map(|s| match s {
-            Slot::Crash(c) => Some(*c),
-            Slot::Step(_) => None,
-        })
-        .collect()
-}
-
-fn status(snapshot: &Value) -> &str {
-    snapshot["tickets"][0]["status"].as_str().unwrap()
-}
-
-fn outbox_rows(snapshot: &Value) -> usize {
-    snapshot["outbox"].as_array().unwrap().len()
-}
-
-async fn pool(opts: &PgConnectOptions) -> PgPool {
-    PgPool::connect_with(opts.clone()).await.unwrap()
-}
-
-/// What PostgreSQL itself says of the learner's sandbox (not the stepper's report).
-async fn tables(pg: &PgPool, sandbox: &str) -> (String, i64) {
-    let status: String = sqlx::query_scalar(&format!(
-        "SELECT status FROM \"{sandbox}\".tickets WHERE id = 'ticket-42'"
-    ))
-    .fetch_one(pg)
-    .await
-    .unwrap();
-    let rows: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM \"{sandbox}\".outbox"))
-        .fetch_one(pg)
-        .await
-        .unwrap();
-    (status, rows)
-}
-
-async fn backend_alive(pg: &PgPool, pid: i64) -> bool {
-    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1::int)")
-        .bind(pid)
-        .fetch_one(pg)
-        .await
-        .unwrap()
-}
-
-/// Stepped backends, `idle in transaction` sessions and locks on sandbox tables left behind.
-async fn leftovers(pg: &PgPool) -> (i64, i64, i64) {
-    sqlx::query_as(
-        "SELECT \
-           (SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'outbox-step:%'), \
-           (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
-              AND state LIKE 'idle in transaction%'), \
-           (SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
-              JOIN pg_namespace n ON n.oid = c.relnamespace \
-              WHERE n.nspname LIKE 'sb\\_%' AND l.pid <> pg_backend_pid())",
-    )
-    .fetch_one(pg)
-    .await
-    .unwrap()
-}
-
-/// Polls PostgreSQL until `done` holds (PostgreSQL has no notification for a backend's exit).
-async fn until<F, Fut>(what: &str, mut done: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let start = std::time::Instant::now();
-    while !done().await {
-        assert!(start.elapsed() < PATIENCE, "never: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
 async fn every_pause_of_every_mode_shows_inside_and_outside_as_the_model_says(
@@ -669,4 +466,28 @@ async fn abandoned_stepping_sessions_leave_nothing_behind(
         leftovers(&pg).await == (0, 0, 0)
     })
     .await;
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn trace_a_stepped_to_its_commit_refuses_a_lost_reply_as_the_one_shot_attempt_does(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let (addr, router) = serve(opts.clone(), config()).await;
+    let mut s = Socket::open(addr, None).await;
+    // Trace A's COMMIT is next after its UPDATE; /api/attempt has no lost reply for it.
+    s.step_to(Mode::Naive, CrashPoint::AfterUpdate).await;
+    s.send(json!({"cmd": "commit_reply_lost", "commit_fate": "applied"}))
+        .await;
+    assert_eq!(s.error().await["code"], "step_not_now");
+    s.send(json!({"cmd": "next"})).await;
+    let mut message = s.recv().await;
+    while message.get("pause").is_some() {
+        s.send(json!({"cmd": "next"})).await;
+        message = s.recv().await;
+    }
+    assert_eq!(message["report"]["outcome"], "naive_published", "{message}");
+    // What it kept reconciles (or says there is nothing to), never a server error.
+    let reconciled = post(&router, "/api/reconcile", "", &[("cookie", &s.cookie)]).await;
+    assert!(!reconciled.status.is_server_error(), "{}", reconciled.json);
 }

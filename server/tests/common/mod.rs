@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod socket;
+
 use app::backend::request::WebSettings;
 use app::backend::state::AppState;
 use axum::Router;
@@ -39,6 +41,11 @@ pub fn app_with(opts: PgConnectOptions, config: LabConfig, web: WebSettings) -> 
         app: AppState::new(lab, web),
         frame_ancestors: server::headers::FrameAncestors::parse("http://localhost:4321")
             .expect("a valid origin"),
+        sockets: server::step_socket::Sockets::new(
+            server::config::DEFAULT_SOCKETS_PER_CLIENT,
+            server::config::DEFAULT_STEP_RUNS_PER_CLIENT,
+        )
+        .0,
     })
 }
 
