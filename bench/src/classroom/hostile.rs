@@ -101,6 +101,8 @@ async fn flood(target: &Target, n: usize, deadline: Instant) -> Seen {
     let mut jar = claim(target).await;
     let (mut floods, mut wedged, mut refused, mut slowest) = (0u64, 0u64, 0u64, Duration::ZERO);
     let mut notes: Vec<String> = Vec::new();
+    // Pauses and refusals read back after the floods, all floods together.
+    let mut frames_back = (0u64, 0u64);
     for _ in 0..MAX_FLOODS {
         // A flood may start until the phase ends; its check for a wedge runs past the end
         // (bounded by FREE_WITHIN), so even a short phase sees one.
@@ -133,10 +135,19 @@ async fn flood(target: &Target, n: usize, deadline: Instant) -> Seen {
                 "the flood blocked for 10 s (the server stopped reading)".into(),
             ),
         }
+        // Only now look at what came back (bounded): did the run pause, were the commands
+        // refused one by one? The flood itself never waited for it.
+        let (pauses, refusals) = drain(&mut socket).await;
+        frames_back.0 += pauses;
+        frames_back.1 += refusals;
         stepper::close(socket).await;
         let closed = Instant::now();
         match freed(target, &mut jar, closed + FREE_WITHIN).await {
-            Some(after) => slowest = slowest.max(after),
+            Some((after, label)) => {
+                slowest = slowest.max(after);
+                // What "free" was: a 200, or a refusal of another kind.
+                note(&mut notes, format!("reset after the close: {label}"));
+            }
             None => wedged += 1,
         }
         // A few floods a minute per client: hostile, but not a denial-of-service test.
@@ -148,6 +159,10 @@ async fn flood(target: &Target, n: usize, deadline: Instant) -> Seen {
         slowest.as_secs_f64(),
         FREE_WITHIN.as_secs()
     );
+    saw.push_str(&format!(
+        "; read back within 2 s of each flood: {} pauses, {} refusals in all",
+        frames_back.0, frames_back.1
+    ));
     if refused > 0 {
         saw.push_str(&format!("; {refused} upgrades refused"));
     }
@@ -162,6 +177,22 @@ async fn flood(target: &Target, n: usize, deadline: Instant) -> Seen {
     }
 }
 
+/// Reads what the server sent for up to 2 s: (pauses, error frames).
+async fn drain(socket: &mut stepper::Socket) -> (u64, u64) {
+    let (mut pauses, mut refusals) = (0, 0);
+    let until = Instant::now() + Duration::from_secs(2);
+    while let Ok(Some(Ok(frame))) = tokio::time::timeout_at(until, socket.next()).await {
+        if let Message::Text(text) = frame {
+            if text.starts_with(r#"{"pause""#) {
+                pauses += 1;
+            } else if text.starts_with(r#"{"error""#) {
+                refusals += 1;
+            }
+        }
+    }
+    (pauses, refusals)
+}
+
 /// Keeps a note once (the same thing seen in many floods is said once).
 fn note(notes: &mut Vec<String>, text: String) {
     if !notes.contains(&text) {
@@ -169,14 +200,15 @@ fn note(notes: &mut Vec<String>, text: String) {
     }
 }
 
-/// How long after the close the sandbox took an action again; `None` if not by `until`.
-async fn freed(target: &Target, jar: &mut Jar, until: Instant) -> Option<Duration> {
+/// How long after the close the sandbox took an action again, and its answer; `None` if
+/// not by `until`.
+async fn freed(target: &Target, jar: &mut Jar, until: Instant) -> Option<(Duration, String)> {
     let start = Instant::now();
     // At most one reset per 250 ms, well within a sandbox's request budget.
     while Instant::now() < until {
         let answer = target.client.post("reset", "", jar).await;
         if answer.code.as_deref() != Some("step_in_progress") && answer.status.is_some() {
-            return Some(start.elapsed());
+            return Some((start.elapsed(), answer.label));
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }

@@ -105,7 +105,8 @@ pub fn render(s: &Settings, r: &mut Results) -> String {
          (uniform), seed {}, server {}, hostile clients: 2 each of (a)–(d) during phase 1. \
          Latencies are per answer (for step by step: per reply to a command), nearest-rank \
          percentiles; a stepped run is *served* when it reaches its report, *refused* when an \
-         error code ends it, *broken* (wedged) when the socket fails or stays silent 15 s.\n",
+         error code ends it, *broken* (wedged) when the socket fails or stays silent 15 s; a run \
+         ended by `internal` or `unavailable` counts as an answer ≥ 500.\n",
         s.learners,
         s.seconds,
         s.learners,
