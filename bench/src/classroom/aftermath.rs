@@ -14,6 +14,9 @@ use super::browser::{Client, Jar};
 const SETTLE: Duration = Duration::from_secs(30);
 
 pub struct Aftermath {
+    /// Backends with a transaction left open: `idle in transaction` (any application), or
+    /// the app's with any transaction at all; each backend counted once.
+    pub left_open: Option<i64>,
     /// Backends `idle in transaction` (any application) in the server's database.
     pub idle_in_transaction: Option<i64>,
     /// The app's backends with a transaction open at all.
@@ -30,23 +33,29 @@ pub struct Aftermath {
 }
 
 struct Counts {
+    left_open: i64,
     idle_in_transaction: i64,
     app_transactions: i64,
     app_backends: i64,
 }
 
 async fn counts(conn: &mut PgConnection) -> sqlx::Result<Counts> {
-    let (idle_in_transaction, app_transactions, app_backends): (i64, i64, i64) = sqlx::query_as(
-        "SELECT count(*) FILTER (WHERE state LIKE 'idle in transaction%'),
+    let (left_open, idle_in_transaction, app_transactions, app_backends): (i64, i64, i64, i64) =
+        sqlx::query_as(
+            "SELECT count(*) FILTER (WHERE state LIKE 'idle in transaction%'
+                                        OR (application_name LIKE 'outbox%'
+                                            AND xact_start IS NOT NULL)),
+                    count(*) FILTER (WHERE state LIKE 'idle in transaction%'),
                     count(*) FILTER (WHERE application_name LIKE 'outbox%'
                                        AND xact_start IS NOT NULL),
                     count(*) FILTER (WHERE application_name LIKE 'outbox%')
                FROM pg_stat_activity
               WHERE datname = current_database() AND pid <> pg_backend_pid()",
-    )
-    .fetch_one(conn)
-    .await?;
+        )
+        .fetch_one(conn)
+        .await?;
     Ok(Counts {
+        left_open,
         idle_in_transaction,
         app_transactions,
         app_backends,
@@ -64,7 +73,7 @@ pub async fn measure(database_url: &str, server_pid: Option<u32>, client: &Clien
             while start.elapsed() < SETTLE {
                 match counts(&mut conn).await {
                     Ok(c) => {
-                        let settled = c.idle_in_transaction == 0 && c.app_transactions == 0;
+                        let settled = c.left_open == 0;
                         found = Some(c);
                         if settled {
                             break;
@@ -81,6 +90,7 @@ pub async fn measure(database_url: &str, server_pid: Option<u32>, client: &Clien
     }
     let healthz = client.get("/healthz", &mut Jar::default()).await.status;
     Aftermath {
+        left_open: found.as_ref().map(|c| c.left_open),
         idle_in_transaction: found.as_ref().map(|c| c.idle_in_transaction),
         app_transactions: found.as_ref().map(|c| c.app_transactions),
         app_backends: found.as_ref().map(|c| c.app_backends),

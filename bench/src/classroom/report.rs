@@ -30,7 +30,7 @@ impl Results {
 
     /// Transactions left open; `None` when the database could not say.
     pub fn left_open(&self) -> Option<i64> {
-        Some(self.after.idle_in_transaction? + self.after.app_transactions?)
+        self.after.left_open
     }
 
     /// What `CLASSROOM_ASSERT=1` fails on (empty: nothing).
@@ -137,14 +137,16 @@ pub fn render(s: &Settings, r: &mut Results) -> String {
     let _ = writeln!(
         md,
         "\n#### Afterwards\n\n| | value |\n|---|---:|\n\
-         | backends `idle in transaction` (waited up to 30 s: {:.1} s) | {} |\n\
-         | the app's backends with a transaction open | {} |\n\
+         | transactions left open (waited until none, at most 30 s: {:.1} s) | {} |\n\
+         | of them: backends `idle in transaction` | {} |\n\
+         | of them: the app's backends with a transaction open | {} |\n\
          | backends of the app (`application_name LIKE 'outbox%'`) | {} |\n\
          | server RSS now / peak (VmHWM) | {rss} |\n\
          | `/healthz` | {} |\n\
          | wedged runs (phase 1 / together / floods) | {} ({} / {} / {}) |\n\
          | answers ≥ 500 | {} |\n",
         a.settled_after.as_secs_f64(),
+        count(a.left_open),
         count(a.idle_in_transaction),
         count(a.app_transactions),
         count(a.app_backends),
