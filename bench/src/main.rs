@@ -2,7 +2,11 @@
 //! (pgbench) against the playground over HTTP at the same concurrency, page latency idle and
 //! under load, sandbox creation, memory with many idle sandboxes, and the WASM size.
 //! It prints a Markdown report and writes it to BENCHMARKS.md.
+//!
+//! `bench classroom` is the classroom load generator instead (issue 29; see
+//! `classroom/mod.rs` and scripts/classroom.sh).
 
+mod classroom;
 mod cost;
 mod http_load;
 mod pgbench;
@@ -85,6 +89,17 @@ struct Row {
 
 #[tokio::main]
 async fn main() -> Result<()> {
+    // No argument keeps what scripts/bench.sh has always run.
+    match std::env::args().nth(1).as_deref() {
+        None => benchmark().await,
+        Some("classroom") => classroom::main().await,
+        Some(other) => {
+            anyhow::bail!("unknown subcommand {other:?}: use `bench` or `bench classroom`")
+        }
+    }
+}
+
+async fn benchmark() -> Result<()> {
     let s = Settings::from_env()?;
     let duration = Duration::from_secs(s.seconds);
     let max_clients = s.clients.iter().copied().max().unwrap_or(1);
