@@ -2,8 +2,8 @@
 # Runs every test, setting up whatever is missing first. In order: formatting, clippy (server
 # and browser builds), hadolint, the Rust tests against a real PostgreSQL, the release site
 # build (with its WASM size), then Playwright in Debian's Chromium against the running
-# server, 10 000 cookie-less page views, a check that the server never panicked meanwhile,
-# and the fault and replica scripts. Stops everything it started, also on failure; exits
+# server, 10 000 cookie-less page views, a short classroom (20 learners, 20 s), a check that
+# the server never panicked meanwhile, and the fault and replica scripts. Stops everything it started, also on failure; exits
 # non-zero on any failure.
 source "$(dirname "$0")/lib.sh"
 
@@ -50,6 +50,8 @@ DATABASE_URL="$PG_SERVER_URL/postgres" cargo test --workspace
 log "building the release site"
 cargo leptos build --release
 scripts/wasm-size.sh
+log "building the classroom load generator"
+cargo build --release -p bench
 
 # A fresh database for the browser tests, on the same server, dropped afterwards.
 E2E_DB="outbox_e2e_$$"
@@ -71,7 +73,10 @@ log "Playwright in Chromium"
 
 log "10 000 page views without a cookie claim nothing"
 scripts/page-views.sh "http://127.0.0.1:$PORT" "$PG_SERVER_URL/$E2E_DB"
-log "the server did not panic under the browser tests and the page views"
+log "a short classroom: 20 learners for 20 s, hostile clients, then everybody at once"
+CLASSROOM_SERVER_PID="$SERVER_PID" \
+  scripts/classroom.sh "http://127.0.0.1:$PORT" "$PG_SERVER_URL/$E2E_DB" 20 20
+log "the server did not panic under the browser tests, the page views and the classroom"
 assert_no_panics
 
 log "fault: PostgreSQL restarted under the running server (private cluster)"

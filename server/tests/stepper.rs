@@ -7,11 +7,11 @@ mod common;
 
 use std::time::Duration;
 
+use common::post;
 use common::socket::{
-    PATIENCE, Socket, backend_alive, config, leftovers, outbox_rows, pauses_of, pool, serve,
-    status, tables, until,
+    Socket, backend_alive, config, leftovers, outbox_rows, pauses_of, pool, serve, status, tables,
+    until,
 };
-use common::{cookie_pair, post};
 use futures_util::SinkExt;
 use http::StatusCode;
 use outbox_lab::catalog::{CrashPoint, Mode};

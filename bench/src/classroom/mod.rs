@@ -142,10 +142,26 @@ async fn phase_one(
         });
     }
     let mut tally = Tally::default();
+    let late = (
+        "(a learner's last action)",
+        "still busy 60 s after the phase",
+    );
+    gather(&mut tasks, jars, deadline + PHASE_GRACE, late, &mut tally).await;
+    tally
+}
+
+/// Collects the learners' tasks until `deadline`: their jars back in place and their tallies
+/// merged. A task still running then is aborted and counted under `late` (kind, why) as a
+/// broken run: a learner left waiting.
+async fn gather(
+    tasks: &mut JoinSet<(usize, Jar, Tally)>,
+    jars: &mut [Jar],
+    deadline: Instant,
+    late: (&str, &'static str),
+    tally: &mut Tally,
+) {
     let mut finished = 0;
-    while let Ok(Some(joined)) =
-        tokio::time::timeout_at(deadline + PHASE_GRACE, tasks.join_next()).await
-    {
+    while let Ok(Some(joined)) = tokio::time::timeout_at(deadline, tasks.join_next()).await {
         if let Ok((i, jar, mine)) = joined {
             jars[i] = jar;
             tally.merge(mine);
@@ -155,12 +171,11 @@ async fn phase_one(
     if finished < jars.len() {
         tasks.abort_all();
         let stuck = Run {
-            outcome: Outcome::Broken("still busy 60 s after the phase"),
+            outcome: Outcome::Broken(late.1),
             replies: Vec::new(),
         };
         for _ in finished..jars.len() {
-            tally.run("(a learner's last action)", &stuck);
+            tally.run(late.0, &stuck);
         }
     }
-    tally
 }

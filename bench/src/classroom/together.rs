@@ -9,7 +9,7 @@ use tokio::task::JoinSet;
 
 use super::browser::Jar;
 use super::learner::{Action, Classroom, perform};
-use super::stepper::{Outcome, Plan, Run};
+use super::stepper::Plan;
 use super::tally::Tally;
 
 /// Past this a together-action's stragglers are abandoned and counted as broken; each request
@@ -69,25 +69,16 @@ pub async fn run(class: Arc<Classroom>, jars: &mut [Jar]) -> Tally {
             });
         }
         let deadline = tokio::time::Instant::now() + KIND_DEADLINE;
-        let mut finished = 0;
-        while let Ok(Some(joined)) = tokio::time::timeout_at(deadline, tasks.join_next()).await {
-            if let Ok((i, jar, mine)) = joined {
-                jars[i] = jar;
-                tally.merge(mine);
-            }
-            finished += 1;
-        }
-        if finished < jars.len() {
-            tasks.abort_all();
-            // Each of them is a learner left waiting: wedged, whatever the action.
-            let stuck = Run {
-                outcome: Outcome::Broken("no end in 120 s"),
-                replies: Vec::new(),
-            };
-            for _ in finished..jars.len() {
-                tally.run(&format!("together: {name}"), &stuck);
-            }
-        }
+        // A learner still waiting then is wedged, whatever the action.
+        let kind = format!("together: {name}");
+        super::gather(
+            &mut tasks,
+            jars,
+            deadline,
+            (&kind, "no end in 120 s"),
+            &mut tally,
+        )
+        .await;
     }
     tally
 }

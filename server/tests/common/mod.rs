@@ -25,6 +25,15 @@ pub fn app(opts: PgConnectOptions) -> Router {
 /// The router with other limits or another way of being reached (always without a warm pool,
 /// so no background work runs beside a test's own requests).
 pub fn app_with(opts: PgConnectOptions, config: LabConfig, web: WebSettings) -> Router {
+    app_and_shutdown(opts, config, web).0
+}
+
+/// [`app_with`], and the sender that tells its stepper sockets the server shuts down.
+pub fn app_and_shutdown(
+    opts: PgConnectOptions,
+    config: LabConfig,
+    web: WebSettings,
+) -> (Router, tokio::sync::watch::Sender<bool>) {
     let lab = Lab::with_options(
         opts,
         LabConfig {
@@ -36,17 +45,18 @@ pub fn app_with(opts: PgConnectOptions, config: LabConfig, web: WebSettings) -> 
         .output_name("outbox-playground")
         .site_root("target/site")
         .build();
-    router(ServerState {
+    let (sockets, shutdown) = server::step_socket::Sockets::new(
+        server::config::DEFAULT_SOCKETS_PER_CLIENT,
+        server::config::DEFAULT_STEP_RUNS_PER_CLIENT,
+    );
+    let router = router(ServerState {
         leptos,
         app: AppState::new(lab, web),
         frame_ancestors: server::headers::FrameAncestors::parse("http://localhost:4321")
             .expect("a valid origin"),
-        sockets: server::step_socket::Sockets::new(
-            server::config::DEFAULT_SOCKETS_PER_CLIENT,
-            server::config::DEFAULT_STEP_RUNS_PER_CLIENT,
-        )
-        .0,
-    })
+        sockets,
+    });
+    (router, shutdown)
 }
 
 pub struct Answer {
