@@ -58,9 +58,11 @@ BENCH_URL="http://127.0.0.1:$PORT" BENCH_SERVER_PID="$SERVER_PID" \
 # every learner (here the whole class and its hostile clients come from 127.0.0.1). A fresh
 # server and database for each size, so its peak memory is that class's own.
 BENCH_OUT="${BENCH_OUT:-BENCHMARKS.md}"
-printf '\n## Classroom\n\nIssue 29: a class uses one server at the same moment. `bench classroom` \
-(scripts/classroom.sh runs the same binary) at 30 and 100 learners, on a fresh release server \
-each (defaults, except PLAYGROUND_NEW_SANDBOXES_BURST=1000).\n\n' >>"$BENCH_OUT"
+printf '\n## Classroom\n\n%s\n\n' "Issue 29: a class uses one server at the same moment. \
+\`bench classroom\` (scripts/classroom.sh runs the same binary) at 30 and 100 learners, on a \
+fresh release server each (defaults, except PLAYGROUND_NEW_SANDBOXES_BURST=1000). All learners \
+come from 127.0.0.1, one address, so at 100 the per-address caps (64 stepper sockets, 32 held \
+runs) refuse the rest of a class stepping together, as they are meant to." >>"$BENCH_OUT"
 for learners in 30 100; do
   stop_release_server
   psql -w -q "$PG_SERVER_URL/postgres" -c "DROP DATABASE IF EXISTS \"$CLASSROOM_DB\" WITH (FORCE)"

@@ -284,7 +284,15 @@ fn naive_attempt(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
 /// Predicts reconciliation of an attempt from the state before that attempt. Reconciliation
 /// only reads, so the tables must be what the attempt left. The model knows every outcome
 /// but one: a lost COMMIT reply's fate, which it takes from PostgreSQL (`pg_committed`).
-pub fn predict_reconcile(before: &Snapshot, spec: &AttemptSpec, pg_committed: bool) -> Expected {
+///
+/// `writer_after`: a stepped run's other writer went on once the run had ended (the tables
+/// then hold its change too).
+pub fn predict_reconcile(
+    before: &Snapshot,
+    spec: &AttemptSpec,
+    pg_committed: bool,
+    writer_after: bool,
+) -> Expected {
     let mut spec = spec.clone();
     let lost_reply = spec.crash == CrashPoint::CommitReplyLost;
     if lost_reply {
@@ -306,6 +314,11 @@ pub fn predict_reconcile(before: &Snapshot, spec: &AttemptSpec, pg_committed: bo
                 OutcomeId::ReconciledCommitted
             } else {
                 OutcomeId::ReconciledNotCommitted
+            };
+            let state = if writer_after {
+                other_writer(&state).1
+            } else {
+                state
             };
             Possible {
                 outcome: Some(outcome),

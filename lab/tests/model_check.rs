@@ -233,7 +233,12 @@ async fn step(
             }
             Some(p) => (
                 lab.reconcile(sandbox).await,
-                Some(model::predict_reconcile(&p.before, &p.spec, p.committed)),
+                Some(model::predict_reconcile(
+                    &p.before,
+                    &p.spec,
+                    p.committed,
+                    false,
+                )),
             ),
         },
     };

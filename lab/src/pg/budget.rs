@@ -31,10 +31,20 @@ impl Needs {
         Needs { locks: 1, work }
     }
 
-    /// The lesson's transaction, and beside it a statement "outside the transaction" or the
-    /// simulated broker's own commit (Trace A); a crashing attempt's transaction is on a
-    /// connection of its own and the second one waits for its backend to go.
-    pub const ATTEMPT: Needs = Needs::locked(2);
+    /// The lesson's transaction and, for a statement "outside the transaction" or Trace A's
+    /// simulated broker (which commits on its own), a second connection beside it. A
+    /// crashing attempt's transaction is on a connection of its own; its one working
+    /// connection waits for the backend to go (and serves the broker).
+    pub fn attempt(spec: &crate::input::AttemptSpec) -> Needs {
+        use crate::catalog::{Mistake, Mode};
+        let beside = spec.mode != Mode::Outbox
+            || spec.mistakes.has(Mistake::InsertOutsideTx)
+            || spec.mistakes.has(Mistake::UpdateOutsideTx);
+        Needs::locked(1 + u32::from(beside))
+    }
+
+    /// The most any attempt holds (a comparison's side may be any of them).
+    pub const ANY_ATTEMPT: Needs = Needs::locked(2);
     /// Two sessions, and a third that watches B wait.
     pub const RACE: Needs = Needs::locked(3);
     /// Two publishers, and the broker's commit or a third session that watches B wait.
@@ -48,7 +58,7 @@ impl Needs {
     /// attempt.
     pub const COMPARE: Needs = Needs {
         locks: 2,
-        work: Needs::ATTEMPT.work,
+        work: Needs::ANY_ATTEMPT.work,
     };
 }
 

@@ -123,9 +123,13 @@ impl LabConfig {
 /// The last attempt's ids and settings, kept for reconciliation.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PendingAttempt {
+    /// Empty when the transaction never got one (a stepped run that wrote nothing).
     pub xid: String,
     pub settings: AttemptSettings,
     pub before: Snapshot,
+    /// A stepped run's other writer went on after the run ended (see `model::other_writer`).
+    #[serde(default)]
+    pub writer_after: bool,
 }
 
 /// The playground's access to PostgreSQL. Cheap to clone.

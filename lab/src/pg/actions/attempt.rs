@@ -38,7 +38,7 @@ impl Lab {
         spec: &AttemptSpec,
         prediction: &Prediction,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::ATTEMPT, |locked| {
+        self.locked(sandbox, Needs::attempt(spec), |locked| {
             self.attempt_locked(locked, sandbox, spec, prediction)
         })
         .await
@@ -77,6 +77,7 @@ impl Lab {
             xid: attempted.xid,
             settings: spec.settings(),
             before: before.clone(),
+            writer_after: false,
         };
         self.finish(
             lock,

@@ -101,8 +101,9 @@ impl Lab {
             _ => None,
         };
         // The transaction id is PostgreSQL's own record; the ids are the fallback when it is
-        // too old to be known.
-        let committed = by_xid_committed.unwrap_or(by_ids_committed);
+        // too old to be known. A transaction that never got an id never wrote anything, so
+        // nothing of it committed, whatever earlier attempts left behind the same ids.
+        let committed = by_xid_committed.unwrap_or(!pending.xid.is_empty() && by_ids_committed);
         let outcome = if committed {
             OutcomeId::ReconciledCommitted
         } else {
@@ -121,7 +122,8 @@ impl Lab {
         // it; only a lost COMMIT reply's fate comes from PostgreSQL's answer.
         let spec = AttemptSpec::from_settings(&pending.settings)
             .map_err(|e| LabError::Config(format!("the stored attempt is no longer valid: {e}")))?;
-        let expected = model::predict_reconcile(&pending.before, &spec, committed);
+        let expected =
+            model::predict_reconcile(&pending.before, &spec, committed, pending.writer_after);
         self.finish(
             lock,
             sandbox,

@@ -222,10 +222,10 @@ impl Lab {
         // A writer that was still queued when the run ended goes on now: the model says what
         // it finds.
         let mut waiter_as_modelled = true;
-        if let Some(w) = &waiter
-            && !base_has_writer
-            && w.state != WaiterState::Failed
-        {
+        let waiter_went_on = waiter
+            .as_ref()
+            .is_some_and(|w| !base_has_writer && w.state != WaiterState::Failed);
+        if let Some(w) = waiter.as_ref().filter(|_| waiter_went_on) {
             let mut modelled = Expected { possible: vec![] };
             for p in &expected.possible {
                 let (rows, state) = model::other_writer(&p.state);
@@ -246,10 +246,13 @@ impl Lab {
             idle_timeout,
             waiter,
         };
+        // Reconciliation judges from where this run really started (with a writer's change
+        // that came first) and knows of a writer that went on after it.
         let pending = PendingAttempt {
             xid: attempted.xid,
             settings: final_spec.settings(),
-            before: before.clone(),
+            before: base.clone(),
+            writer_after: waiter_went_on,
         };
         self.finish(
             lock,
