@@ -24,6 +24,7 @@ cleanup() {
 trap cleanup EXIT
 
 ensure_toolchain
+ensure_valgrind
 ensure_postgres outbox_playground
 psql -w -q "$PG_SERVER_URL/postgres" -c "DROP DATABASE IF EXISTS \"$BENCH_DB\" WITH (FORCE)"
 

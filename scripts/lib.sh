@@ -115,6 +115,14 @@ ensure_toolchain() {
   ensure_npm_packages
 }
 
+# The benchmark counts the server's instructions per action with callgrind.
+ensure_valgrind() {
+  command -v valgrind >/dev/null && command -v callgrind_control >/dev/null && return
+  log "installing Debian's valgrind"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null
+}
+
 # The fault and replica scripts read reports with jq.
 ensure_jq() {
   command -v jq >/dev/null && return

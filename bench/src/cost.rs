@@ -5,10 +5,11 @@
 //! A second server (the "cost server") is started for this, connected through the relay, with
 //! no warm pool, so that nothing but the measured learner talks to PostgreSQL through it.
 
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -25,13 +26,31 @@ use crate::pgbench::PgBench;
 /// Actions measured, one after another, for each average.
 const ACTIONS: u64 = 50;
 
-/// Round trips ended so far on every relayed connection.
+/// Round trips ended so far on every relayed connection, in all and by what each one ran.
 #[derive(Clone, Default)]
-pub struct Counter(Arc<AtomicU64>);
+pub struct Counter {
+    total: Arc<AtomicU64>,
+    by_statement: Arc<Mutex<HashMap<String, u64>>>,
+}
 
 impl Counter {
     fn get(&self) -> u64 {
-        self.0.load(Ordering::SeqCst)
+        self.total.load(Ordering::SeqCst)
+    }
+
+    fn count(&self, label: String) {
+        *self.statements().entry(label).or_default() += 1;
+        self.total.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn by_statement(&self) -> HashMap<String, u64> {
+        self.statements().clone()
+    }
+
+    fn statements(&self) -> std::sync::MutexGuard<'_, HashMap<String, u64>> {
+        self.by_statement
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -78,8 +97,26 @@ impl Relay {
 async fn relay(client: TcpStream, server: TcpStream, counter: Counter) {
     let (mut client_read, mut client_write) = client.into_split();
     let (mut server_read, mut server_write) = server.into_split();
+    // What each round trip ran: a label per Sync (or simple Query) the client sent, taken in
+    // order as the server's ReadyForQuery messages answer them.
+    let asked = Arc::new(Mutex::new(VecDeque::<String>::new()));
+    let asked_up = Arc::clone(&asked);
     let upward = async move {
-        let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
+        let mut requests = Requests::default();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match client_read.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            let labels = requests.feed(&buf[..n]);
+            if !labels.is_empty() {
+                lock(&asked_up).extend(labels);
+            }
+            if server_write.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
         let _ = server_write.shutdown().await;
     };
     let downward = async move {
@@ -90,8 +127,13 @@ async fn relay(client: TcpStream, server: TcpStream, counter: Counter) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
-            let ready = messages.feed(&buf[..n]);
-            counter.0.fetch_add(ready, Ordering::SeqCst);
+            for _ in 0..messages.feed(&buf[..n]) {
+                // The first ReadyForQuery ends the connection's start-up: nothing asked it.
+                let label = lock(&asked)
+                    .pop_front()
+                    .unwrap_or_else(|| "(connection start-up)".to_owned());
+                counter.count(label);
+            }
             if client_write.write_all(&buf[..n]).await.is_err() {
                 break;
             }
@@ -99,6 +141,105 @@ async fn relay(client: TcpStream, server: TcpStream, counter: Counter) {
         let _ = client_write.shutdown().await;
     };
     tokio::join!(upward, downward);
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Reads the client's messages (after the untyped start-up message) and names each round trip
+/// it asks for: a simple Query by its text; an extended-protocol batch ending in Sync by the
+/// statement it executed (or "prepare: …" when it only parsed one), the text found through
+/// the prepared statement's name.
+#[derive(Default)]
+struct Requests {
+    started: bool,
+    buf: Vec<u8>,
+    prepared: HashMap<String, String>,
+    statement: Option<String>,
+    executed: bool,
+}
+
+impl Requests {
+    fn feed(&mut self, bytes: &[u8]) -> Vec<String> {
+        self.buf.extend_from_slice(bytes);
+        let mut labels = Vec::new();
+        loop {
+            let (kind, header) = if self.started {
+                let Some(&kind) = self.buf.first() else { break };
+                (Some(kind), 1)
+            } else {
+                (None, 0)
+            };
+            let Some(length) = self.buf.get(header..header + 4) else {
+                break;
+            };
+            let length = u32::from_be_bytes([length[0], length[1], length[2], length[3]]) as usize;
+            let end = header + length;
+            if self.buf.len() < end {
+                break;
+            }
+            let body: Vec<u8> = self.buf[header + 4..end].to_vec();
+            self.buf.drain(..end);
+            match kind {
+                None => self.started = true,
+                Some(kind) => {
+                    if let Some(label) = self.message(kind, &body) {
+                        labels.push(label);
+                    }
+                }
+            }
+        }
+        labels
+    }
+
+    fn message(&mut self, kind: u8, body: &[u8]) -> Option<String> {
+        let mut parts = body
+            .split(|&b| b == 0)
+            .map(|p| String::from_utf8_lossy(p).into_owned());
+        match kind {
+            b'Q' => Some(label(&parts.next().unwrap_or_default())),
+            b'P' => {
+                let (name, sql) = (
+                    parts.next().unwrap_or_default(),
+                    parts.next().unwrap_or_default(),
+                );
+                self.prepared.insert(name, sql.clone());
+                self.statement = Some(sql);
+                None
+            }
+            b'B' => {
+                let _portal = parts.next();
+                let name = parts.next().unwrap_or_default();
+                self.statement = self.prepared.get(&name).cloned();
+                None
+            }
+            b'E' => {
+                self.executed = true;
+                None
+            }
+            b'S' => {
+                let executed = std::mem::take(&mut self.executed);
+                Some(match self.statement.take() {
+                    // sqlx checks a pooled connection with a Sync of its own.
+                    None => "(a pooled connection's check: a bare Sync)".to_owned(),
+                    Some(sql) if executed => label(&sql),
+                    Some(sql) => format!("prepare: {}", label(&sql)),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A statement's text, short enough for a table.
+fn label(sql: &str) -> String {
+    const MAX: usize = 70;
+    let flat: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &flat[..at]),
+        None => flat,
+    }
 }
 
 /// Splits the server's byte stream into messages (a type byte, then a length that counts
@@ -150,6 +291,9 @@ pub struct Cost {
 pub struct Costs {
     pub attempt: Cost,
     pub reset: Cost,
+    /// Round trips per action by what each ran, most first.
+    pub attempt_by: Vec<(String, f64)>,
+    pub reset_by: Vec<(String, f64)>,
     pub pgbench_cycle: Cost,
     /// A statement and its mean latency in ms, alone on one connection.
     pub statements: Vec<(String, f64)>,
@@ -185,12 +329,20 @@ pub async fn measure(server: &CostServer, pgbench: &PgBench) -> Result<Costs> {
     let (mut child, url) = start_cost_server(server, relay.port).await?;
     let result = measure_playground(&relay, &mut admin, &Client::new(&url)).await;
     let _ = child.kill().await;
-    let (attempt, reset, cookie) = result?;
+    let Measured {
+        attempt,
+        reset,
+        attempt_by,
+        reset_by,
+        cookie,
+    } = result?;
     let token = cookie.split_once('=').map_or("", |(_, token)| token);
     let statements = statement_times(server, pgbench, token).await?;
     Ok(Costs {
         attempt,
         reset,
+        attempt_by,
+        reset_by,
         pgbench_cycle,
         statements,
     })
@@ -256,11 +408,20 @@ async fn wal_position(admin: &mut PgConnection) -> Result<i64> {
     Ok(position)
 }
 
+/// What the playground's actions cost, and the learner that ran them.
+struct Measured {
+    attempt: Cost,
+    reset: Cost,
+    attempt_by: Vec<(String, f64)>,
+    reset_by: Vec<(String, f64)>,
+    cookie: String,
+}
+
 async fn measure_playground(
     relay: &Relay,
     admin: &mut PgConnection,
     client: &Client,
-) -> Result<(Cost, Cost, String)> {
+) -> Result<Measured> {
     let cookie = client.new_learner().await?;
     let ok = |status: StatusCode, what: &str| {
         if status == StatusCode::OK {
@@ -283,34 +444,60 @@ async fn measure_playground(
             "reset",
         )?;
     }
-    let (mut attempt, mut reset) = ((0, 0), (0, 0));
+    let (mut attempt, mut reset) = ((0, 0, HashMap::new()), (0, 0, HashMap::new()));
     for _ in 0..ACTIONS {
         for (path, form, sum) in [
             ("/api/attempt", "crash=none", &mut attempt),
             ("/api/reset", "", &mut reset),
         ] {
             let trips = relay.settled().await;
+            let before = relay.round_trips.by_statement();
             let wal = wal_position(admin).await?;
             ok(client.post(path, form, Some(&cookie)).await?.status, path)?;
             sum.0 += relay.settled().await - trips;
+            for (label, n) in relay.round_trips.by_statement() {
+                let new = n - before.get(&label).copied().unwrap_or(0);
+                if new > 0 {
+                    *sum.2.entry(label).or_insert(0) += new;
+                }
+            }
             sum.1 += wal_position(admin).await? - wal;
         }
     }
-    Ok((
-        per_action(attempt.0, attempt.1),
-        per_action(reset.0, reset.1),
+    Ok(Measured {
+        attempt: per_action(attempt.0, attempt.1),
+        reset: per_action(reset.0, reset.1),
+        attempt_by: per_statement(attempt.2),
+        reset_by: per_statement(reset.2),
         cookie,
-    ))
+    })
+}
+
+/// Round trips per action by statement, most first.
+fn per_statement(counts: HashMap<String, u64>) -> Vec<(String, f64)> {
+    let mut rows: Vec<(String, f64)> = counts
+        .into_iter()
+        .map(|(label, n)| (label, n as f64 / ACTIONS as f64))
+        .collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    rows
 }
 
 async fn start_cost_server(server: &CostServer, relay_port: u16) -> Result<(Child, String)> {
+    let through_relay = via_relay(&server.pg_server_url, relay_port, &server.database);
+    let mut command = Command::new(&server.binary);
+    command.env("DATABASE_URL", through_relay);
+    start_server(command, Duration::from_secs(30)).await
+}
+
+/// Starts `command` (the server, or a wrapper around it) as a quiet playground on a free port
+/// with no warm pool and no request budget, and waits (up to `patience`) until it is healthy.
+pub async fn start_server(mut command: Command, patience: Duration) -> Result<(Child, String)> {
     let port = {
         let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
         probe.local_addr()?.port()
     };
-    let through_relay = via_relay(&server.pg_server_url, relay_port, &server.database);
-    let child = Command::new(&server.binary)
-        .env("DATABASE_URL", through_relay)
+    let child = command
         .env("LEPTOS_SITE_ROOT", "target/site")
         .env("LEPTOS_SITE_PKG_DIR", "pkg")
         .env("LEPTOS_OUTPUT_NAME", "outbox-playground")
@@ -324,16 +511,18 @@ async fn start_cost_server(server: &CostServer, relay_port: u16) -> Result<(Chil
         .stdin(Stdio::null())
         .kill_on_drop(true)
         .spawn()
-        .with_context(|| format!("starting {}", server.binary.display()))?;
+        .with_context(|| format!("starting {:?}", command.as_std().get_program()))?;
     let url = format!("http://127.0.0.1:{port}");
     let client = Client::new(&url);
-    for _ in 0..300 {
+    let deadline = tokio::time::Instant::now() + patience;
+    while tokio::time::Instant::now() < deadline {
         if client.health().await {
             return Ok((child, url));
         }
+        // A process starting up tells nobody when it is ready; ask again shortly.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    bail!("the cost server did not become healthy")
+    bail!("the server did not become healthy within {patience:?}")
 }
 
 /// The server's URL with its user (and password, if any) kept, pointed at the relay; TLS off,
@@ -363,6 +552,37 @@ mod tests {
             via_relay("postgresql://127.0.0.1:5432/x?sslmode=prefer", 7000, "cost"),
             "postgres://127.0.0.1:7000/cost?sslmode=disable"
         );
+    }
+
+    fn message(kind: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = vec![kind];
+        m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    }
+
+    #[test]
+    fn round_trips_are_named_by_the_statement_they_ran() {
+        let mut r = Requests::default();
+        // The start-up message has no type byte.
+        let mut startup = (8u32).to_be_bytes().to_vec();
+        startup.extend_from_slice(&[0, 3, 0, 0]);
+        assert!(r.feed(&startup).is_empty());
+        // Prepared once (Parse, Describe, Sync), then executed by name (Bind, Execute, Sync).
+        let mut bytes = message(b'P', b"s1\0SELECT  lab.snapshot($1)\0\0\0");
+        bytes.extend(message(b'D', b"Ss1\0"));
+        bytes.extend(message(b'S', b""));
+        let split = bytes.len() - 3;
+        assert!(r.feed(&bytes[..split]).is_empty());
+        assert_eq!(
+            r.feed(&bytes[split..]),
+            vec!["prepare: SELECT lab.snapshot($1)"]
+        );
+        let mut bytes = message(b'B', b"\0s1\0\0\0\0\0\0");
+        bytes.extend(message(b'E', b"\0\0\0\0\0"));
+        bytes.extend(message(b'S', b""));
+        bytes.extend(message(b'Q', b"BEGIN\0"));
+        assert_eq!(r.feed(&bytes), vec!["SELECT lab.snapshot($1)", "BEGIN"]);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod classroom;
 mod cost;
 mod http_load;
 mod pgbench;
+mod profile;
 mod sandboxes;
 mod stats;
 
@@ -93,10 +94,60 @@ async fn main() -> Result<()> {
     match std::env::args().nth(1).as_deref() {
         None => benchmark().await,
         Some("classroom") => classroom::main().await,
-        Some(other) => {
-            anyhow::bail!("unknown subcommand {other:?}: use `bench` or `bench classroom`")
-        }
+        Some("profile") => profile_only().await,
+        Some("cost") => cost_only().await,
+        Some(other) => anyhow::bail!(
+            "unknown subcommand {other:?}: use `bench`, `bench classroom`, `bench profile` or \
+             `bench cost`"
+        ),
     }
+}
+
+/// `bench cost`: only what one action costs PostgreSQL (BENCH_SERVER_BIN,
+/// BENCH_PG_SERVER_URL, BENCH_PGBENCH), printed as the report's table.
+async fn cost_only() -> Result<()> {
+    let pg_server_url = env("BENCH_PG_SERVER_URL")?;
+    let pg_server = PgConnectOptions::from_str(&pg_server_url)?;
+    let pgbench = pgbench::PgBench {
+        binary: env("BENCH_PGBENCH")?.into(),
+        server: pg_server.clone(),
+        database: "outbox_bench_raw".into(),
+        work_dir: std::env::temp_dir().join("outbox-bench"),
+    };
+    pgbench.prepare(1).await?;
+    let database = "outbox_bench_cost";
+    let costs = cost::measure(
+        &cost::CostServer {
+            binary: env("BENCH_SERVER_BIN")
+                .unwrap_or_else(|_| "target/release/server".into())
+                .into(),
+            pg_server: pg_server.clone(),
+            pg_server_url,
+            database: database.into(),
+        },
+        &pgbench,
+    )
+    .await?;
+    drop_database(&pg_server, database).await?;
+    drop_database(&pg_server, &pgbench.database).await?;
+    println!("{}", cost_table(&costs));
+    Ok(())
+}
+
+/// `bench profile`: only the server's instructions per action (BENCH_SERVER_BIN,
+/// BENCH_PG_SERVER_URL), printed as the report's table.
+async fn profile_only() -> Result<()> {
+    let server_bin = env("BENCH_SERVER_BIN").unwrap_or_else(|_| "target/release/server".into());
+    let pg_server = env("BENCH_PG_SERVER_URL")?;
+    let database = "outbox_bench_profile";
+    let profile = profile::measure(&profile::ProfiledServer {
+        binary: server_bin.into(),
+        database_url: format!("{}/{database}", pg_server.trim_end_matches('/')),
+    })
+    .await?;
+    drop_database(&PgConnectOptions::from_str(&pg_server)?, database).await?;
+    println!("{}", profile_table(&profile));
+    Ok(())
 }
 
 async fn benchmark() -> Result<()> {
@@ -161,6 +212,15 @@ async fn benchmark() -> Result<()> {
     .await?;
     drop_database(&pg_server, cost_database).await?;
 
+    eprintln!("the server's instructions per action, under callgrind");
+    let profile_database = "outbox_bench_profile";
+    let profile = profile::measure(&profile::ProfiledServer {
+        binary: s.server_bin.clone(),
+        database_url: format!("{}/{profile_database}", s.pg_server.trim_end_matches('/')),
+    })
+    .await?;
+    drop_database(&pg_server, profile_database).await?;
+
     eprintln!("sandbox creation");
     let scratch = "outbox_bench_sandboxes";
     let scratch_url = format!("{}/{scratch}", s.pg_server.trim_end_matches('/'));
@@ -182,7 +242,7 @@ async fn benchmark() -> Result<()> {
         rates,
         (rss_before, rss_after),
         attempt_after,
-        &costs,
+        (&costs, &profile),
     );
     println!("{report}");
     std::fs::write(&s.out, report).with_context(|| format!("writing {}", s.out.display()))?;
@@ -249,6 +309,17 @@ fn cost_table(c: &cost::Costs) -> String {
     for (name, ms) in &c.statements {
         let _ = writeln!(md, "| {name} | {ms:.3} |");
     }
+    md.push_str(
+        "\nThe round trips by what each one ran (the relay names each by the statement the \
+         client executed before its Sync; `prepare:` is a statement parsed into a connection's \
+         cache), per action:\n\n| action | statement | round trips |\n|---|---|---:|\n",
+    );
+    for (action, rows) in [("attempt", &c.attempt_by), ("reset", &c.reset_by)] {
+        for (statement, n) in rows {
+            let statement = statement.replace('|', "\\|").replace('`', "'");
+            let _ = writeln!(md, "| {action} | `{statement}` | {n:.2} |");
+        }
+    }
     md.push('\n');
     md
 }
@@ -264,7 +335,7 @@ fn render(
     (stamped, warm): (f64, f64),
     (rss_before, rss_after): (f64, f64),
     attempt_after: Summary,
-    costs: &cost::Costs,
+    (costs, profile): (&cost::Costs, &profile::Profile),
 ) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Benchmarks\n\n{}\n", s.context.trim());
@@ -336,6 +407,7 @@ fn render(
         s.idle_sandboxes, attempt_after.p50_ms, attempt_after.p99_ms, s.wasm
     );
     md.push_str(&cost_table(costs));
+    md.push_str(&profile_table(profile));
     md.push_str(WHERE_THE_TIME_GOES);
     md.push_str("## Targets\n\n");
     if let Some(top) = rows.iter().max_by_key(|r| r.clients) {
@@ -372,5 +444,144 @@ fn render(
         s.idle_sandboxes,
         verdict(rss_after < 200.0)
     );
+    md.push_str(&cost_targets(rows, (page_idle, page_load), costs, profile));
+    md
+}
+
+/// The targets of "cost per action" (round trips, WAL, throughput beside the floor, pages),
+/// each met or missed, and for a miss what it would take, from the numbers measured here.
+fn cost_targets(
+    rows: &[Row],
+    (page_idle, page_load): (Summary, Summary),
+    c: &cost::Costs,
+    profile: &profile::Profile,
+) -> String {
+    let mut md = String::from("\n### Cost per action\n\n");
+    let cycle_trips = c.attempt.round_trips + c.reset.round_trips;
+    let cycle_wal = c.attempt.wal_bytes + c.reset.wal_bytes;
+    let beyond = |by: &[(String, f64)], lesson: &[&str]| -> String {
+        by.iter()
+            .filter(|(s, _)| !lesson.iter().any(|l| s.starts_with(l)))
+            .map(|(s, n)| format!("`{}` ({n:.1})", s.replace('`', "'")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    const LESSON: [&str; 5] = [
+        "BEGIN",
+        "SELECT set_config('search_path'",
+        "UPDATE tickets",
+        "INSERT INTO outbox",
+        "COMMIT",
+    ];
+    for (what, value, limit, by, lesson) in [
+        (
+            "an attempt",
+            c.attempt.round_trips,
+            8.0,
+            &c.attempt_by,
+            &LESSON[..],
+        ),
+        ("a reset", c.reset.round_trips, 2.0, &c.reset_by, &[][..]),
+    ] {
+        let _ = write!(
+            md,
+            "- round trips, {what} ≤ {limit}: {} ({value:.1})",
+            verdict(value <= limit)
+        );
+        if value > limit {
+            let _ = write!(
+                md,
+                "; {:.1} more would have to fold into the others, from: {}",
+                value - limit,
+                beyond(by, lesson)
+            );
+        }
+        md.push('\n');
+    }
+    let _ = writeln!(
+        md,
+        "- round trips, a cycle ≤ 10: {} ({cycle_trips:.1})",
+        verdict(cycle_trips <= 10.0)
+    );
+    let wal_ratio = cycle_wal / c.pgbench_cycle.wal_bytes.max(1.0);
+    let _ = writeln!(
+        md,
+        "- WAL per cycle ≤ 1.1 × pgbench's: {} ({cycle_wal:.0} bytes, {wal_ratio:.2} ×)",
+        verdict(wal_ratio <= 1.1)
+    );
+    if let Some(top) = rows.iter().max_by_key(|r| r.clients) {
+        let share = top.cycles.per_second / top.floor.per_second;
+        let p99 = top.cycles.p99_ms / top.floor.p99_ms;
+        let _ = write!(
+            md,
+            "- throughput ≥ 0.6 × the floor at {} learners: {} ({share:.2}: {:.0} against {:.0} cycles/s)",
+            top.clients,
+            verdict(share >= 0.6),
+            top.cycles.per_second,
+            top.floor.per_second
+        );
+        if share < 0.6 {
+            let _ = write!(
+                md,
+                "; it would take {:.0} cycles/s, {:.1} × today's, so each cycle's cost on the two \
+                 shared cores (server CPU, round trips, PostgreSQL's own work) would have to fall \
+                 to {:.0} % of today's",
+                0.6 * top.floor.per_second,
+                0.6 / share,
+                100.0 * share / 0.6
+            );
+        }
+        md.push('\n');
+        let _ = writeln!(
+            md,
+            "- p99 ≤ 2 × the floor's p99 at {} learners: {} ({p99:.1} ×)",
+            top.clients,
+            verdict(p99 <= 2.0)
+        );
+    }
+    let page_cpu = profile
+        .iter()
+        .find(|(k, _)| k.starts_with("page view"))
+        .map_or(0.0, |(_, m)| *m);
+    let _ = write!(
+        md,
+        "- pages ≥ 1 000/s idle: {} ({:.0}/s",
+        verdict(page_idle.per_second >= 1000.0),
+        page_idle.per_second
+    );
+    if page_idle.per_second < 1000.0 && page_cpu > 0.0 {
+        let _ = write!(
+            md,
+            "; a page costs the server {page_cpu:.2} M instructions: 1 000/s on one core would \
+             need about {:.1} M or less, and the load generator shares the cores",
+            page_cpu * page_idle.per_second / 1000.0
+        );
+    }
+    md.push_str(")\n");
+    let third = page_load.per_second >= page_idle.per_second.max(1000.0) / 3.0;
+    let _ = writeln!(
+        md,
+        "- pages under load ≥ a third of 1 000/s with p99 ≤ 50 ms: {} ({:.0}/s, p99 {:.1} ms)",
+        verdict(third && page_load.p99_ms <= 50.0),
+        page_load.per_second,
+        page_load.p99_ms
+    );
+    md
+}
+
+fn profile_table(profile: &profile::Profile) -> String {
+    let mut md = String::from(
+        "## The server's CPU per action\n\n\
+         The release server under callgrind (`valgrind --tool=callgrind`): for each kind, the \
+         counters are zeroed, one learner runs it 20 times in a row (an attempt's resets between \
+         are not counted) and the counts are dumped. Instructions, unlike timings, do not depend \
+         on what else the two cores are doing. Every thread of the server counts (HTTP, the \
+         page's rendering, JSON, the pool, the model).\n\n\
+         | action | M instructions |\n|---|---:|\n",
+    );
+    for (kind, millions) in profile {
+        let _ = writeln!(md, "| {kind} | {millions:.2} |");
+    }
+    md.push('\n');
     md
 }

@@ -683,3 +683,36 @@ async fn a_shutdown_ends_held_runs_as_a_crash_and_keeps_their_reports(
     let sandbox = now.json["sandbox"].as_str().unwrap();
     assert_eq!(tables(&pg, sandbox).await, ("open".to_owned(), 0));
 }
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn a_recycled_learners_comparison_pair_goes_back_to_the_warm_pool(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    // Room for three sandboxes; an idle one may be recycled at once.
+    let config = LabConfig {
+        max_sandboxes: 3,
+        recycle_after: Duration::ZERO,
+        ..small_pools()
+    };
+    let app = app_with(opts.clone(), config, WebSettings::default());
+    let a = learners(&app, 1).await.remove(0);
+    let compared = post(&app, "/api/compare", "", &[("cookie", &a)]).await;
+    assert_eq!(compared.status, StatusCode::OK, "{}", compared.json);
+    assert_eq!(common::claimed_sandboxes(&opts).await, 3);
+    // B arrives: A's sandbox is recycled for B, and A's pair goes back to the warm pool.
+    let b = learners(&app, 1).await.remove(0);
+    let b_sandbox = post(&app, "/api/current", "", &[("cookie", &b)]).await.json["sandbox"].clone();
+    assert_eq!(common::claimed_sandboxes(&opts).await, 1);
+    // C arrives and takes one of them; B keeps its own.
+    let c = learners(&app, 1).await.remove(0);
+    let c_sandbox = post(&app, "/api/current", "", &[("cookie", &c)]).await.json["sandbox"].clone();
+    assert_ne!(c_sandbox, b_sandbox);
+    let b_now = post(&app, "/api/current", "", &[("cookie", &b)]).await;
+    assert_eq!(
+        b_now.json["sandbox"], b_sandbox,
+        "B lost its sandbox: {}",
+        b_now.json
+    );
+    assert_eq!(common::claimed_sandboxes(&opts).await, 2);
+}

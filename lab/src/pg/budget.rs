@@ -31,16 +31,18 @@ impl Needs {
         Needs { locks: 1, work }
     }
 
-    /// The lesson's transaction and, for a statement "outside the transaction" or Trace A's
-    /// simulated broker (which commits on its own), a second connection beside it. A
-    /// crashing attempt's transaction is on a connection of its own; its one working
-    /// connection waits for the backend to go (and serves the broker).
+    /// The lesson's transaction runs on the lock's own session; a working connection serves
+    /// a statement "outside the transaction" or Trace A's simulated broker (which commits on
+    /// its own). A crashing attempt's transaction is on a connection of its own, and one
+    /// working connection waits for its backend to go; the mistake `new_event_id_on_retry`
+    /// runs its retry on one.
     pub fn attempt(spec: &crate::input::AttemptSpec) -> Needs {
         use crate::catalog::{Mistake, Mode};
         let beside = spec.mode != Mode::Outbox
             || spec.mistakes.has(Mistake::InsertOutsideTx)
             || spec.mistakes.has(Mistake::UpdateOutsideTx);
-        Needs::locked(1 + u32::from(beside))
+        let apart = spec.crash.kills_process() || spec.mistakes.has(Mistake::NewEventIdOnRetry);
+        Needs::locked(u32::from(apart) + u32::from(beside))
     }
 
     /// The most any attempt holds (a comparison's side may be any of them).

@@ -51,7 +51,7 @@ impl Lab {
         spec: &AttemptSpec,
         prediction: &Prediction,
     ) -> Result<Report, LabError> {
-        let Locked { lock, before } = locked;
+        let Locked { mut lock, before } = locked;
         let expected = model::predict_attempt(&before, spec);
         let mut trace = Tracer::new();
         let place = Place {
@@ -62,8 +62,9 @@ impl Lab {
             self.attempt_on_own_connection(sandbox, spec, &mut trace)
                 .await?
         } else {
-            let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
-            attempt::resolve_ticket(&mut conn, place, spec, &mut trace).await?
+            // The session that holds the sandbox's lock runs the lesson's transaction too: no
+            // second checkout, and no second round trip to test that connection on its return.
+            attempt::resolve_ticket(lock.conn()?, place, spec, &mut trace).await?
         };
         let outcome = match attempted.stop {
             Stop::Returned(o) | Stop::Crash(o) => o,
