@@ -265,9 +265,10 @@ Around the same transaction, a playground action also: looks up the sandbox by t
 token and spends one request from its budget (a small write, committed without waiting for the \
 WAL flush); takes the sandbox's advisory lock and gets the tables in one statement (the copy the \
 last action kept while it is current, else a read); runs the lesson's BEGIN, search_path, \
-UPDATE, INSERT and COMMIT on a connection of its own; reads the tables after it; keeps the \
-report (an unlogged table, no WAL) and lets the lock go in one statement. A reset puts back only \
-the tables that changed. Each answer is a full report in JSON (tables before and after, the \
+UPDATE, INSERT and COMMIT on the session that holds that lock; reads the tables after it; keeps \
+the report (an unlogged table, no WAL) and lets the lock go in one statement; and sqlx tests \
+each pooled connection with a round trip when it goes back to the pool (the sandbox lookup's \
+and the lock's). A reset puts back only the tables that changed. Each answer is a full report in JSON (tables before and after, the \
 trace, the model's verdict) over HTTP. On this two-core machine PostgreSQL, the server and the \
 load generator share the cores, so the extra work shows directly in throughput.\n\n";
 
