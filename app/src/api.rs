@@ -344,11 +344,8 @@ pub async fn start_over() -> Result<Report, ApiError> {
 /// The "predict first" switch (`on`: `true` | `false`), remembered for this sandbox.
 #[server(prefix = "/api", endpoint = "predict_first")]
 pub async fn predict_first(on: Option<String>) -> Result<ProgressReport, ApiError> {
-    let on = match on.as_deref() {
-        Some("true") | Some("on") => true,
-        Some("false") | Some("off") | None => false,
-        Some(other) => return Err(ApiError::bad_switch(other)),
-    };
+    // Every on/off field parses through one function and is refused with one code.
+    let on = outbox_lab::input::switch("on", on.as_deref(), false).map_err(ApiError::from_input)?;
     crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
         lab.set_predict_first(&sandbox, on).await
     })

@@ -201,7 +201,7 @@ async fn invalid_fields_are_refused_and_change_nothing(
     assert_refused_with(
         &a,
         StatusCode::UNPROCESSABLE_ENTITY,
-        "bad_switch",
+        "unknown_value",
         "on=maybe",
     );
     let progress = post(&app, "/api/progress", "", &[("cookie", &v.cookie)]).await;

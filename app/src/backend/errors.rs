@@ -9,6 +9,49 @@ use outbox_lab::pg::LabError;
 
 use crate::api::ApiError;
 
+/// Every refusal code the API and the stepper's socket can answer, with its HTTP status (none
+/// for a code only the socket sends). The README's table of refusal codes is held against this
+/// list by a test, and so is every code the mappings below produce.
+pub const REFUSAL_CODES: &[(&str, Option<u16>)] = &[
+    ("bad_request", Some(400)),
+    ("unknown_crash_point", Some(422)),
+    ("unknown_commit_fate", Some(422)),
+    ("empty_event_id", Some(422)),
+    ("event_id_too_long", Some(422)),
+    ("event_id_control_char", Some(422)),
+    ("payload_too_long", Some(422)),
+    ("payload_nul_byte", Some(422)),
+    ("payload_text_too_large", Some(422)),
+    ("unknown_mode", Some(422)),
+    ("unknown_mistake", Some(422)),
+    ("crash_point_not_in_mode", Some(422)),
+    ("mistakes_need_outbox", Some(422)),
+    ("both_outside_tx", Some(422)),
+    ("mistake_not_in_race", Some(422)),
+    ("unknown_prediction", Some(422)),
+    ("unknown_value", Some(422)),
+    ("unknown_field", Some(422)),
+    ("unsupported_content_type", Some(415)),
+    ("cross_site", Some(403)),
+    ("nothing_to_reconcile", Some(409)),
+    ("step_busy", Some(409)),
+    ("step_in_progress", Some(409)),
+    ("sandbox_gone", Some(410)),
+    ("rate_limited", Some(429)),
+    ("sandbox_rate_limited", Some(429)),
+    ("client_limit", Some(429)),
+    ("internal", Some(500)),
+    ("relay_unsupported", Some(501)),
+    ("unavailable", Some(503)),
+    ("sandbox_limit", Some(503)),
+    ("step_limit", Some(503)),
+    ("busy", Some(503)),
+    ("step_not_now", None),
+    ("step_bad_fate", None),
+    ("step_bad_command", None),
+    ("step_too_fast", None),
+];
+
 impl ApiError {
     pub fn from_lab(err: LabError) -> Self {
         Self::from_lab_in(err, crate::locale::current())
@@ -183,14 +226,6 @@ impl ApiError {
 }
 
 impl ApiError {
-    /// A switch that is neither on nor off.
-    pub fn bad_switch(value: &str) -> Self {
-        let l = crate::locale::current();
-        let value: String = value.chars().take(40).collect();
-        let message = td_string!(l, errors.bad_switch, value = value).to_string();
-        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_switch", message)
-    }
-
     /// A body declared as something other than a form: refused before anything runs.
     pub fn unsupported_content_type(l: crate::i18n::Locale) -> Self {
         ApiError {
