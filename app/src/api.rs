@@ -351,3 +351,53 @@ pub async fn predict_first(on: Option<String>) -> Result<ProgressReport, ApiErro
     })
     .await
 }
+
+/// A replay link to a shared run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shared {
+    /// The link's id: 32 hex digits, the start of the stored run's SHA-256.
+    pub id: String,
+    /// The replay page's address (absolute when `PLAYGROUND_PUBLIC_URL` is set).
+    pub url: String,
+}
+
+/// Keeps the sandbox's last run for a replay link (`/replay/<id>`): the same run always gets
+/// the same link. A plain form post (no script) is sent on to the replay page itself.
+#[server(prefix = "/api", endpoint = "share")]
+pub async fn share() -> Result<Shared, ApiError> {
+    let client = crate::backend::session::client_address().unwrap_or_else(|| "unknown".to_owned());
+    let id = crate::backend::session::in_existing_sandbox(
+        || None,
+        |lab, sandbox| async move { lab.share(&sandbox, &client).await.map(Some) },
+    )
+    .await?
+    .ok_or_else(|| ApiError::from_lab(outbox_lab::pg::LabError::NothingToShare))?;
+    let path = crate::links::replay_path(id.as_str(), None);
+    let url = crate::backend::session::public_url(&path);
+    if crate::backend::session::wants_page() {
+        let l = crate::locale::current();
+        // From a course page's frame, the replay stays in the frame's own layout.
+        let page = if crate::backend::session::posted_from_frame() {
+            crate::links::embedded_replay_path(id.as_str(), l)
+        } else {
+            crate::links::replay_path(id.as_str(), Some(l))
+        };
+        leptos_axum::redirect(&page);
+    }
+    Ok(Shared {
+        id: id.to_string(),
+        url,
+    })
+}
+
+/// A shared run's report, as the replay page shows it; `replay_not_found` once it has expired
+/// (or never existed).
+#[server(prefix = "/api", endpoint = "replay")]
+pub async fn replay(id: String) -> Result<Report, ApiError> {
+    let state = crate::backend::state::AppState::get()?;
+    let found = match outbox_lab::pg::ReplayId::parse(&id) {
+        Some(id) => state.lab.replay(&id).await.map_err(ApiError::from_lab)?,
+        None => None,
+    };
+    found.ok_or_else(|| ApiError::replay_not_found(crate::locale::current()))
+}

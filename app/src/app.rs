@@ -8,6 +8,7 @@ use leptos_router::{SsrMode, path};
 use crate::i18n::*;
 use crate::pages::embed::EmbedPage;
 use crate::pages::playground::PlaygroundPage;
+use crate::pages::replay::ReplayPage;
 
 /// The document around the app, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -42,6 +43,7 @@ pub fn App() -> impl IntoView {
             <Routes fallback=|| view! { <p>"404"</p> }>
                 <Route path=path!("") view=PlaygroundPage ssr=SsrMode::Async />
                 <Route path=path!("embed") view=EmbedPage ssr=SsrMode::Async />
+                <Route path=path!("replay/:id") view=ReplayPage ssr=SsrMode::Async />
             </Routes>
         </Router>
     }

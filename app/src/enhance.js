@@ -32,6 +32,8 @@
     var form = ev.target;
     var root = form.closest && form.closest("[data-playground]");
     if (!root || ev.defaultPrevented || form.method.toLowerCase() !== "post") return;
+    // A form whose answer is another page (sharing a run) goes there as the browser would.
+    if (form.hasAttribute("data-leave")) return;
     ev.preventDefault();
     if (running) return;
     running = true;

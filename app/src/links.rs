@@ -147,6 +147,30 @@ pub fn page_after_action(location: &str, from: &ActionOrigin) -> String {
     out
 }
 
+/// The replay page of a shared run, in a language when one is given.
+pub fn replay_path(id: &str, lang: Option<Locale>) -> String {
+    match lang {
+        Some(l) => format!(
+            "/replay/{id}?{}={}",
+            crate::locale::LANG_PARAM,
+            crate::locale::id(l)
+        ),
+        None => format!("/replay/{id}"),
+    }
+}
+
+/// The embed's query parameter that names a shared run to replay.
+pub const REPLAY_PARAM: &str = "replay";
+
+/// A shared run's replay inside an embed's frame.
+pub fn embedded_replay_path(id: &str, lang: Locale) -> String {
+    format!(
+        "{EMBED_PATH}?{REPLAY_PARAM}={id}&{}={}",
+        crate::locale::LANG_PARAM,
+        crate::locale::id(lang)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -264,6 +264,14 @@ async fn step(
             report.snapshot
         )));
     }
+    // A replay rebuilds every step's tables from the report alone; its end must be
+    // PostgreSQL's (a reset puts tables back in one function: it has no steps to replay).
+    if !matches!(action, Action::Reset) && outbox_lab::replay::views(&report).is_none() {
+        return Err(Mismatch(format!(
+            "{action}: a replay cannot rebuild its steps from {:#?}",
+            report.trace
+        )));
+    }
     match action {
         Action::Reset
         | Action::Reopen

@@ -92,6 +92,28 @@ impl Config {
                 "PLAYGROUND_STEP_IDLE_SECS",
                 defaults.step_idle.as_secs(),
             )?),
+            replays: outbox_lab::pg::ReplayPolicy {
+                max_bytes: at_least(
+                    "PLAYGROUND_REPLAY_MAX_BYTES",
+                    u32::try_from(defaults.replays.max_bytes).unwrap_or(u32::MAX),
+                    16 * 1024,
+                )? as usize,
+                keep_for: Duration::from_secs(
+                    u64::from(at_least(
+                        "PLAYGROUND_REPLAY_KEEP_DAYS",
+                        u32::try_from(defaults.replays.keep_for.as_secs() / 86_400)
+                            .unwrap_or(u32::MAX),
+                        1,
+                    )?) * 86_400,
+                ),
+                per_client: RateLimit {
+                    per_second: positive(
+                        "PLAYGROUND_SHARES_PER_MINUTE",
+                        defaults.replays.per_client.per_second * 60.0,
+                    )? / 60.0,
+                    burst: positive("PLAYGROUND_SHARES_BURST", defaults.replays.per_client.burst)?,
+                },
+            },
             ..defaults
         };
         Ok(Config {

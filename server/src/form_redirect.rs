@@ -24,6 +24,10 @@ pub async fn back_to_page(request: Request<Body>, next: Next) -> Response {
         .headers()
         .get(header::LOCATION)
         .and_then(|v| v.to_str().ok())
+        // A shared run's replay is where "share" means to go, from a frame too.
+        .filter(|location| {
+            !location.starts_with("/replay/") && !location.starts_with("/embed?replay=")
+        })
         .map(|location| app::links::page_after_action(location, &posted_from))
         .and_then(|location| HeaderValue::from_str(&location).ok());
     if let Some(location) = rewritten {

@@ -1,4 +1,5 @@
-//! Background upkeep: keep the warm sandbox pool topped up, reap idle sandboxes.
+//! Background upkeep: keep the warm sandbox pool topped up, reap idle sandboxes, forget
+//! shared runs past their time.
 //! Both coordinate through PostgreSQL, so several server processes can run them at once.
 
 use std::time::Duration;
@@ -23,6 +24,11 @@ pub async fn run(lab: Lab, ttl: Duration, reap_every: Duration) {
                     Ok(0) => {}
                     Ok(n) => tracing::info!(dropped = n, "reaped idle sandboxes"),
                     Err(e) => tracing::warn!(error = %e, "could not reap idle sandboxes"),
+                }
+                match lab.forget_expired_replays().await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(forgotten = n, "forgot expired shared runs"),
+                    Err(e) => tracing::warn!(error = %e, "could not forget expired shared runs"),
                 }
             }
         }

@@ -52,6 +52,10 @@ fn every_lab_error() -> Vec<LabError> {
         LabError::SandboxRateLimited,
         LabError::RateLimited,
         LabError::NothingToReconcile,
+        LabError::NothingToShare,
+        LabError::ReplayTooLarge { bytes: 2, limit: 1 },
+        LabError::ShareRateLimited,
+        LabError::Report(serde_json::from_str::<u8>("x").unwrap_err()),
         LabError::StepBusy,
         LabError::StepLimit,
         LabError::Busy,
@@ -73,6 +77,10 @@ fn every_lab_error() -> Vec<LabError> {
             | LabError::SandboxRateLimited
             | LabError::RateLimited
             | LabError::NothingToReconcile
+            | LabError::NothingToShare
+            | LabError::ReplayTooLarge { .. }
+            | LabError::ShareRateLimited
+            | LabError::Report(_)
             | LabError::StepBusy
             | LabError::StepLimit
             | LabError::Busy
@@ -161,6 +169,7 @@ fn every_code_the_server_produces_is_listed_with_its_status() {
         cross_site,
         app::api::ApiError::unknown_field(l, "x", &["crash"]),
         app::api::ApiError::unsupported_content_type(l),
+        app::api::ApiError::replay_not_found(l),
     ];
     for api in others {
         assert!(listed(&api.code, api.status), "{api:?}");

@@ -34,6 +34,10 @@ pub const REFUSAL_CODES: &[(&str, Option<u16>)] = &[
     ("unsupported_content_type", Some(415)),
     ("cross_site", Some(403)),
     ("nothing_to_reconcile", Some(409)),
+    ("nothing_to_share", Some(409)),
+    ("replay_too_large", Some(413)),
+    ("replay_not_found", Some(404)),
+    ("share_rate_limited", Some(429)),
     ("step_busy", Some(409)),
     ("step_in_progress", Some(409)),
     ("sandbox_gone", Some(410)),
@@ -117,6 +121,21 @@ impl ApiError {
                 "step_in_progress",
                 td_string!(l, errors.step_in_progress),
             ),
+            LabError::NothingToShare => (
+                StatusCode::CONFLICT,
+                "nothing_to_share",
+                td_string!(l, errors.nothing_to_share),
+            ),
+            LabError::ReplayTooLarge { .. } => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "replay_too_large",
+                td_string!(l, errors.replay_too_large),
+            ),
+            LabError::ShareRateLimited => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "share_rate_limited",
+                td_string!(l, errors.share_rate_limited),
+            ),
             LabError::RelayUnsupported => (
                 StatusCode::NOT_IMPLEMENTED,
                 "relay_unsupported",
@@ -125,6 +144,7 @@ impl ApiError {
             LabError::Database(_)
             | LabError::Relay(_)
             | LabError::Config(_)
+            | LabError::Report(_)
             | LabError::Migrate(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",
@@ -233,6 +253,15 @@ impl ApiError {
             status: StatusCode::UNSUPPORTED_MEDIA_TYPE.as_u16(),
             message: td_string!(l, errors.unsupported_content_type).to_owned(),
         }
+    }
+
+    /// A replay link whose run is not kept (expired, or never shared).
+    pub fn replay_not_found(l: crate::i18n::Locale) -> Self {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "replay_not_found",
+            td_string!(l, errors.replay_not_found).to_owned(),
+        )
     }
 
     /// A field the action does not take: refused before anything runs, so a typo (`mistake`

@@ -9,7 +9,7 @@ use serde::de::{self, Deserialize, Deserializer, Visitor};
 
 use crate::api::{
     Attempt, Autorun, Compare, Consume, Current, LastCompare, PredictFirst, Progress, PublishRace,
-    Race, Reconcile, Reopen, Reset, Restart, Snapshot, StartOver,
+    Race, Reconcile, Reopen, Replay, Reset, Restart, Share, Snapshot, StartOver,
 };
 
 /// The fields of every server function, by its URL path.
@@ -34,6 +34,8 @@ fn table() -> Vec<(&'static str, &'static [&'static str])> {
         entry::<Restart>(),
         entry::<PublishRace>(),
         entry::<Consume>(),
+        entry::<Share>(),
+        entry::<Replay>(),
     ]
 }
 

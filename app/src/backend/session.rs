@@ -58,6 +58,36 @@ fn sandbox_cookie(secure: bool) -> &'static str {
     }
 }
 
+/// Whether this request is a plain form post (a browser, not a tool asking for JSON): then a
+/// server function may answer with a page to go to.
+pub fn wants_page() -> bool {
+    request_parts()
+        .and_then(|p| {
+            p.headers
+                .get(http::header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .map(|v| v.contains("text/html"))
+        })
+        .unwrap_or(false)
+}
+
+/// Whether this request came from an embed's frame (its forms post with the frame's token).
+pub fn posted_from_frame() -> bool {
+    request_parts()
+        .is_some_and(|p| query_param(p.uri.query().unwrap_or(""), FRAME_TOKEN_PARAM).is_some())
+}
+
+/// `path` as a full address when the operator named the playground's public origin
+/// (`PLAYGROUND_PUBLIC_URL`); else the path alone, which the same host resolves.
+pub fn public_url(path: &str) -> String {
+    let origin =
+        leptos::prelude::use_context::<AppState>().and_then(|s| s.web.public_origin.clone());
+    match origin {
+        Some(origin) => format!("{origin}{path}"),
+        None => path.to_owned(),
+    }
+}
+
 fn request_parts() -> Option<http::request::Parts> {
     leptos::prelude::use_context::<http::request::Parts>()
 }

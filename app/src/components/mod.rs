@@ -10,6 +10,7 @@ pub mod guarantee;
 pub mod header;
 pub mod outcome;
 pub mod prediction;
+pub mod share;
 pub mod stepper;
 pub mod strip;
 pub mod tables;

@@ -6,6 +6,7 @@ use leptos_i18n::td_string;
 use leptos_meta::Title;
 
 use crate::pages::playground::Playground;
+use crate::pages::replay::{REPLAY_PARAM, Replay};
 
 /// Posts `{type: "outbox-playground:height", height}` to the parent whenever the document's
 /// height changes. Plain JavaScript, so it runs before (and without) the WebAssembly. The
@@ -21,12 +22,19 @@ const REPORT_PROGRESS: &str = r#"(function(){var p=window.parent;if(!p||p===wind
 #[component]
 pub fn EmbedPage() -> impl IntoView {
     let l = crate::locale::use_locale();
+    let replay = leptos_router::hooks::use_query_map()
+        .get_untracked()
+        .get(REPLAY_PARAM);
     view! {
         <Title text=td_string!(l, meta_title) />
         <div class="page embed">
             <main id="main">
                 <h1 class="embed-title">{td_string!(l, title)}</h1>
-                <Playground />
+                {match replay {
+                    // An author's replay of one shared run: nothing runs, no sandbox.
+                    Some(id) => view! { <Replay id embed=true /> }.into_any(),
+                    None => view! { <Playground /> }.into_any(),
+                }}
             </main>
         </div>
         <script inner_html=REPORT_HEIGHT></script>

@@ -1,2 +1,3 @@
 pub mod embed;
 pub mod playground;
+pub mod replay;

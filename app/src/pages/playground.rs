@@ -237,6 +237,7 @@ fn Panels(
             <div class="results">
                 <div class="results-side">
                     <Outcome report error />
+                    <crate::components::share::ShareRun report />
                     <Actions />
                     {outside}
                 </div>

@@ -39,6 +39,15 @@ pub enum LabError {
     /// The sandbox made more requests than its budget allows; waiting a moment helps.
     #[error("too many requests for this sandbox")]
     RateLimited,
+    /// A replay link was asked for a sandbox that has run nothing yet.
+    #[error("there is no run to share")]
+    NothingToShare,
+    /// The run's report is larger than a replay may keep.
+    #[error("the run is {bytes} bytes; a replay keeps at most {limit}")]
+    ReplayTooLarge { bytes: usize, limit: usize },
+    /// This client address shared more runs than its budget allows.
+    #[error("too many shared runs from this address")]
+    ShareRateLimited,
     /// No attempt of this sandbox has a transaction id to reconcile.
     #[error("no attempt awaits reconciliation")]
     NothingToReconcile,
@@ -58,6 +67,9 @@ pub enum LabError {
     /// An action was asked while a stepped transaction holds the sandbox.
     #[error("a stepped transaction holds this sandbox")]
     StepInProgress,
+    /// A stored report could not be written or read as JSON.
+    #[error("a stored report is unreadable: {0}")]
+    Report(#[source] serde_json::Error),
     /// The database URL or the database's set-up is wrong.
     #[error("database configuration: {0}")]
     Config(String),

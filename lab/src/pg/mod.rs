@@ -4,6 +4,7 @@
 //! - [`crash`]: killing a connection without a goodbye, and proving the backend is gone.
 //! - [`wire_fault`]: a TCP relay that loses a COMMIT or its reply.
 //! - [`sandbox`], [`names`]: per-learner schemas, their registry and identifiers.
+//! - [`replays`]: shared runs kept for replay links.
 //! - [`stepper`]: the same function held at each pause, for the learner to step through.
 //! - [`runner`]: [`Lab`], the façade every action goes through; `actions`: one file per action.
 
@@ -19,6 +20,7 @@ pub mod names;
 pub mod outage;
 pub mod publisher;
 pub mod race;
+pub mod replays;
 pub mod runner;
 pub mod sandbox;
 pub mod sandbox_lock;
@@ -29,5 +31,6 @@ pub mod wire_fault;
 
 pub use error::LabError;
 pub use names::{FrameTokens, SandboxToken, SchemaName};
+pub use replays::{ReplayId, ReplayPolicy};
 pub use runner::{Lab, LabConfig};
 pub use sandbox::RateLimit;

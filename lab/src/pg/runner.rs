@@ -19,6 +19,7 @@ use super::budget::{Budget, Needs, Reservation};
 use super::database;
 use super::error::LabError;
 use super::names::{FrameTokens, SandboxToken, SchemaName};
+use super::replays::ReplayPolicy;
 use super::sandbox::{self, RateLimit};
 use super::sandbox_lock::{LocalLocks, SandboxLock};
 use super::trace::Tracer;
@@ -61,6 +62,9 @@ pub struct LabConfig {
     pub step_idle: Duration,
     /// How long the stepper's other writer waits for the held row lock.
     pub step_waiter_lock_timeout: Duration,
+    /// Shared runs (replay links): the largest report kept, how long a link lives, and how
+    /// many links one client address may make.
+    pub replays: ReplayPolicy,
 }
 
 impl Default for LabConfig {
@@ -98,6 +102,7 @@ impl Default for LabConfig {
             step_idle: Duration::from_secs(120),
             // Long enough to read the pause and press COMMIT; short enough to meet 55P03.
             step_waiter_lock_timeout: Duration::from_secs(30),
+            replays: ReplayPolicy::default(),
         }
     }
 }

@@ -1,0 +1,161 @@
+//! Shared runs: a sandbox's last report, kept for a replay link (`lab.replays`). What is kept
+//! names no sandbox and no learner; the link is the content's own hash, so sharing the same
+//! run twice gives the same link.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+use crate::outcome::Report;
+
+use super::error::LabError;
+use super::names::SchemaName;
+use super::runner::Lab;
+use super::sandbox::RateLimit;
+
+/// How big a shared run may be, how long it is kept, and how often one address may share.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayPolicy {
+    pub max_bytes: usize,
+    pub keep_for: Duration,
+    pub per_client: RateLimit,
+}
+
+impl Default for ReplayPolicy {
+    fn default() -> Self {
+        ReplayPolicy {
+            // The largest report a learner can make (two 8 KiB payloads in a race, twice over
+            // with the tables before and after) stays well below this.
+            max_bytes: 256 * 1024,
+            // A course runs for a term; a link in its text should outlive it.
+            keep_for: Duration::from_secs(180 * 24 * 3600),
+            // A class shares its runs at once behind one address; a script is slowed down.
+            per_client: RateLimit {
+                per_second: 0.2,
+                burst: 60.0,
+            },
+        }
+    }
+}
+
+/// A replay link's id: 32 lowercase hex digits (128 bits of the report's SHA-256).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ReplayId(String);
+
+impl ReplayId {
+    const LEN: usize = 32;
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        (raw.len() == Self::LEN && raw.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+            .then(|| ReplayId(raw.to_owned()))
+    }
+
+    fn of(stored: &str) -> Self {
+        let digest = sha2::Sha256::digest(stored.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        ReplayId(hex[..Self::LEN].to_owned())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ReplayId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What is stored: the report, and the format it was written in. Reports only ever gain
+/// fields with defaults, so an old stored report still reads; `format` is for the day one
+/// does not.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    format: u32,
+    report: Report,
+}
+
+const FORMAT: u32 = 1;
+
+/// The text kept for a report: without its sandbox's name (nobody's business, and it would
+/// give two learners' identical runs two links).
+pub fn stored_text(report: &Report) -> Result<String, serde_json::Error> {
+    let mut report = report.clone();
+    report.sandbox.clear();
+    serde_json::to_string(&Stored {
+        format: FORMAT,
+        report,
+    })
+}
+
+/// Reads a stored text back (any format this server knows).
+pub fn read_stored(text: &str) -> Result<Report, serde_json::Error> {
+    serde_json::from_str::<Stored>(text).map(|s| s.report)
+}
+
+impl Lab {
+    /// Keeps the sandbox's last run for a replay link, paid from `client`'s share budget.
+    pub async fn share(&self, sandbox: &SchemaName, client: &str) -> Result<ReplayId, LabError> {
+        let report = self.current_report(sandbox).await?;
+        if report.trace.is_empty() {
+            return Err(LabError::NothingToShare);
+        }
+        let policy = self.config().replays;
+        let text = stored_text(&report).map_err(LabError::Report)?;
+        if text.len() > policy.max_bytes {
+            return Err(LabError::ReplayTooLarge {
+                bytes: text.len(),
+                limit: policy.max_bytes,
+            });
+        }
+        // Its own bucket in the claim budgets' table: a space never starts an address.
+        let spent: bool = sqlx::query_scalar("SELECT lab.spend_claim($1, $2, $3)")
+            .bind(format!("share {client}"))
+            .bind(policy.per_client.per_second)
+            .bind(policy.per_client.burst)
+            .fetch_one(self.pool())
+            .await
+            .map_err(LabError::from_sqlx)?;
+        if !spent {
+            return Err(LabError::ShareRateLimited);
+        }
+        let id = ReplayId::of(&text);
+        sqlx::query(
+            "INSERT INTO lab.replays (id, report, expires_at) \
+             VALUES ($1, $2, now() + make_interval(secs => $3)) \
+             ON CONFLICT (id) DO UPDATE SET expires_at = greatest(lab.replays.expires_at, \
+             excluded.expires_at)",
+        )
+        .bind(id.as_str())
+        .bind(&text)
+        .bind(policy.keep_for.as_secs_f64())
+        .execute(self.pool())
+        .await
+        .map_err(LabError::from_sqlx)?;
+        Ok(id)
+    }
+
+    /// A shared run, while it is kept.
+    pub async fn replay(&self, id: &ReplayId) -> Result<Option<Report>, LabError> {
+        let text: Option<String> = sqlx::query_scalar(
+            "SELECT report FROM lab.replays WHERE id = $1 AND expires_at > now()",
+        )
+        .bind(id.as_str())
+        .fetch_optional(self.pool())
+        .await
+        .map_err(LabError::from_sqlx)?;
+        text.map(|t| read_stored(&t).map_err(LabError::Report))
+            .transpose()
+    }
+
+    /// Forgets shared runs past their time; answers how many.
+    pub async fn forget_expired_replays(&self) -> Result<u64, LabError> {
+        sqlx::query("DELETE FROM lab.replays WHERE expires_at <= now()")
+            .execute(self.pool())
+            .await
+            .map(|r| r.rows_affected())
+            .map_err(LabError::from_sqlx)
+    }
+}
