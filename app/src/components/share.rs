@@ -18,7 +18,7 @@ pub fn ShareRun(report: Signal<Report>) -> impl IntoView {
         (!report.read().trace.is_empty()).then(|| {
             view! {
                 <form method="post" action=action.clone() class="share-form" data-leave>
-                    <button type="submit" class="secondary" aria-describedby="share-hint">
+                    <button type="submit" aria-describedby="share-hint">
                         {td_string!(l, share.button)}
                     </button>
                     <p id="share-hint" class="action-hint">

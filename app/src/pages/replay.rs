@@ -232,13 +232,13 @@ fn Played(report: Report, asked: Option<usize>, base: String) -> impl IntoView {
 fn nav_link(href: Option<String>, text: &'static str, rel: &'static str) -> impl IntoView + use<> {
     match href {
         Some(href) => Either::Left(view! {
-            <a class="button secondary" href=href data-nav=rel>
+            <a class="button" href=href data-nav=rel>
                 {text}
             </a>
         }),
         // Kept in place (and out of the tab order) so the buttons do not jump.
         None => Either::Right(view! {
-            <span class="button secondary" aria-disabled="true" data-nav=rel>
+            <span class="button" aria-disabled="true" data-nav=rel>
                 {text}
             </span>
         }),
