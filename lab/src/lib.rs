@@ -12,12 +12,15 @@
 //! - [`trail`]: where an attempt ended, as the timeline draws it.
 //! - [`ladder`]: the guarantee ladder, 8.2 to 8.4, read off the tables.
 //! - [`jsonb`]: what PostgreSQL's `::jsonb` cast accepts and prints.
+//! - `export` (feature `export`, server-only): a run as psql scripts to replay it.
 //! - `pg` (feature `postgres`): the runner on a real PostgreSQL.
 
 pub mod broker;
 #[macro_use]
 pub mod catalog;
 pub mod compare;
+#[cfg(feature = "export")]
+pub mod export;
 pub mod input;
 pub mod jsonb;
 pub mod ladder;
