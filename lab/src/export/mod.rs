@@ -115,6 +115,19 @@ pub fn export(report: &Report, label: Option<&str>) -> Result<Exported, ExportEr
         Some(l) => format!("{l}-{}", stem_of(report)),
         None => stem_of(report),
     };
+    // A reset is the playground's own bookkeeping (no statement of the lesson): its script
+    // starts from the tables it left.
+    let bare;
+    let report = if matches!(report.action, ActionKind::Reset | ActionKind::Snapshot) {
+        bare = Report {
+            before: Some(report.snapshot.clone()),
+            trace: Vec::new(),
+            ..report.clone()
+        };
+        &bare
+    } else {
+        report
+    };
     let plan = plan::plan(report)?;
     let scripts = write::scripts(report, &plan, |s| file_name(&stem, s))?;
     Ok(Exported { stem, scripts })

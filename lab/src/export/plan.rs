@@ -115,6 +115,9 @@ fn place(report: &Report) -> Result<(Vec<Item>, Vec<Note>), ExportError> {
                 let lost_reply = sql == "COMMIT" && matches!(t.answer, Answer::Io { .. });
                 let line = if lost_reply && !applied {
                     "-- COMMIT;  (not sent: the network dropped it on the way)".to_owned()
+                } else if sql.contains("pg_xact_status") {
+                    // The run's transaction id means nothing on another database.
+                    "-- SELECT pg_xact_status(<the transaction id the attempt noted>);".to_owned()
                 } else {
                     format!("{};", inline(sql, params)?)
                 };
