@@ -197,3 +197,42 @@ async fn a_comparison_downloads_either_side(_pool: PgPoolOptions, opts: PgConnec
     let right = download(&app, "/api/export?side=outbox", &[("cookie", &cookie)]).await;
     assert!(right.disposition.contains("compare-outbox-after_commit"));
 }
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn the_page_links_each_sessions_script_and_the_embed_carries_its_token(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let app = app(opts);
+    // Before any run there is nothing to download, so no link.
+    let (_, _, _, page) = get(&app, "/", &[]).await;
+    assert!(!page.contains("/api/export"), "no link without a run");
+
+    let race = post(&app, "/api/race", "", &[]).await;
+    let cookie = cookie_pair(&race.cookie.unwrap());
+    let (status, _, _, page) = get(&app, "/?lang=en", &[("cookie", &cookie)]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains(r#"<a href="/api/export" download data-export-session="a">Download as psql"#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"href="/api/export?session=b" download data-export-session="b">session B"#)
+    );
+    assert!(!page.contains("session=c"), "a race has two sessions");
+    let (_, _, _, ru) = get(&app, "/", &[("cookie", &cookie)]).await;
+    assert!(ru.contains("Скачать для psql"));
+
+    let location = get(&app, "/embed?lang=en", &[]).await.2.unwrap();
+    let token = location.rsplit_once("s=").unwrap().1.to_owned();
+    post(
+        &app,
+        &format!("/api/attempt?s={token}"),
+        "crash=after_update",
+        &[],
+    )
+    .await;
+    let (_, _, _, framed) = get(&app, &location, &[]).await;
+    let href = format!(r#"href="/api/export?s={token}&amp;lang=en" download"#);
+    assert!(framed.contains(&href), "{framed}");
+}
