@@ -20,6 +20,13 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 /// Exports `report`, replays it, and holds the replay's tables against the report's.
 async fn replays(opts: &PgConnectOptions, report: &Report) -> (Exported, Replayed) {
     let exported = export(report, None).expect("the report exports");
+    // EXPORT_DUMP=<dir> keeps the scripts, to read them.
+    if let Ok(dir) = std::env::var("EXPORT_DUMP") {
+        for s in exported.sessions() {
+            let path = std::path::Path::new(&dir).join(exported.file_name(s));
+            std::fs::write(path, exported.script(s).unwrap_or_default()).expect("dump");
+        }
+    }
     let replayed = replay(opts, &exported).await;
     assert!(
         replayed.snapshot.same_as(&report.snapshot),

@@ -135,6 +135,9 @@ pub fn export(report: &Report, label: Option<&str>) -> Result<Exported, ExportEr
 
 /// The run in a few safe characters: the action, and an attempt's mode and crash point.
 fn stem_of(report: &Report) -> String {
+    if let Some(stepped) = &report.stepped {
+        return format!("stepped-{}", stepped.ended_at.id());
+    }
     match (&report.attempt, report.action) {
         (Some(a), ActionKind::Attempt) if a.mode == Mode::Outbox => a.crash.id().to_owned(),
         (Some(a), ActionKind::Attempt) => format!("{}-{}", a.mode.id(), a.crash.id()),

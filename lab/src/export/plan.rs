@@ -106,6 +106,9 @@ fn place(report: &Report) -> Result<(Vec<Item>, Vec<Note>), ExportError> {
                     let s = begin_session(&open, key)?;
                     open[s.index()] = Some(key);
                     remember(&mut last, key, s);
+                    if s != Session::A && !owns_a_lane(key) {
+                        pending.push(words::own_session(s));
+                    }
                     s
                 } else {
                     session_of(&last, key).ok_or(ExportError::Unreplayable(
@@ -184,12 +187,7 @@ fn place(report: &Report) -> Result<(Vec<Item>, Vec<Note>), ExportError> {
 
 /// The session a transaction beginning for `key` runs in.
 fn begin_session(open: &[Option<Key>; 3], key: Key) -> Result<Session, ExportError> {
-    let (actor, lane) = key;
-    let owns_a_lane = matches!(
-        actor,
-        Actor::Service | Actor::Publisher | Actor::OtherWriter
-    );
-    if let (true, Some(lane)) = (owns_a_lane, lane) {
+    if let (true, Some(lane)) = (owns_a_lane(key), key.1) {
         let s = match lane {
             Lane::A => Session::A,
             Lane::B => Session::B,
@@ -207,6 +205,15 @@ fn begin_session(open: &[Option<Key>; 3], key: Key) -> Result<Session, ExportErr
         .ok_or(ExportError::Unreplayable(
             "more than three transactions at once",
         ))
+}
+
+/// A race's lane, or the stepper's other writer: a session of its own for the whole run.
+fn owns_a_lane((actor, lane): Key) -> bool {
+    lane.is_some()
+        && matches!(
+            actor,
+            Actor::Service | Actor::Publisher | Actor::OtherWriter
+        )
 }
 
 fn remember(last: &mut Vec<(Key, Session)>, key: Key, session: Session) {
@@ -307,7 +314,11 @@ fn group(items: Vec<Item>) -> Vec<PlanStep> {
             continue;
         };
         if step.notes.is_empty() && !kill {
-            step.notes.push(words::doing(item.actor, item.step));
+            let first = match &item.what {
+                What::Sql { line, .. } => line.as_str(),
+                What::Kill(_) => "",
+            };
+            step.notes.push(words::doing(item.actor, item.step, first));
         }
         step.notes.extend(item.notes);
         match item.what {

@@ -130,3 +130,32 @@ SELECT line, event_id, ticket_id, to_status FROM history ORDER BY line;
 SELECT event_id FROM inbox ORDER BY event_id COLLATE \"C\";
 SELECT consumer, next_offset FROM consumer_offsets ORDER BY consumer;
 ";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The template every sandbox is stamped from holds the lesson's DDL byte for byte; the
+    /// script must write the same two statements.
+    #[test]
+    fn the_lessons_ddl_is_the_templates() {
+        let template = include_str!("../../../migrations/20261202000001_lesson_template.sql");
+        for statement in LESSON_DDL.split_inclusive(");\n") {
+            assert!(template.contains(statement), "{statement}");
+        }
+        assert_eq!(LESSON_DDL.matches("CREATE TABLE").count(), 2);
+    }
+
+    #[test]
+    fn the_starting_rows_are_literals() {
+        let mut start = crate::model::initial_state();
+        start.inbox.push("it's".into());
+        let sql = preamble(&start).unwrap();
+        assert!(sql.contains("INSERT INTO tickets (id, status) VALUES ('ticket-42', 'open');"));
+        assert!(sql.contains("INSERT INTO inbox (event_id) VALUES ('it''s');"));
+        assert!(
+            !sql.contains("consumer_offsets (consumer"),
+            "offset 0 needs no row"
+        );
+    }
+}

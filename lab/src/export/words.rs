@@ -5,6 +5,8 @@
 use crate::catalog::Step;
 use crate::outcome::{Actor, Answer, TxState};
 
+use super::Session;
+
 /// A few sentences for a step (a comment); `echo`, when there is one, is also printed by psql
 /// when the step runs (one plain line: no backslash).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,9 +26,15 @@ const fn shown(text: &'static str) -> Note {
     }
 }
 
-/// Who acts in a step, and which part of the lesson's function it is.
-pub fn doing(actor: Actor, step: Option<Step>) -> Note {
+/// Who acts in a step, and which part of the lesson's function it is; `sql` is the step's
+/// first statement.
+pub fn doing(actor: Actor, step: Option<Step>, sql: &str) -> Note {
+    let unguarded = sql.starts_with("UPDATE tickets") && !sql.contains("AND status = 'open'");
     said(match (actor, step) {
+        (Actor::Service, Some(Step::Update)) if unguarded => {
+            "Step 1 of the lesson's function, with the mistake unguarded_update: the UPDATE of \
+             ticket-42 has no AND status = 'open', so it changes the row whatever its status."
+        }
         (Actor::Service, Some(Step::Begin)) => {
             "The ticket service opens the lesson's transaction on its connection."
         }
@@ -161,6 +169,23 @@ pub fn backend_gone(tx: TxState) -> Note {
         _ => {
             "PostgreSQL has ended the dropped connection's backend; nothing was left open \
              (wait until it has left pg_stat_activity before going on)."
+        }
+    })
+}
+
+/// Why a connection of its own gets another psql window.
+pub fn own_session(session: Session) -> Note {
+    said(match session {
+        Session::C => {
+            "Session C: in the run this was a third connection, committing on its own while \
+             sessions A and B both held a transaction open. Run inside either of them it would \
+             be rolled back with that transaction (or wait behind it), so it gets a window of \
+             its own."
+        }
+        _ => {
+            "Another window: in the run this was a connection of its own that committed by \
+             itself while session A's transaction was still open. Run in session A it would \
+             become part of that transaction and be rolled back with it."
         }
     })
 }

@@ -73,7 +73,7 @@ pub fn scripts(
     if dead_a {
         script.push_str(&session_setup());
     }
-    write_notes(script, &plan.closing_notes);
+    write_notes(script, &plan.closing_notes, true);
     script.push_str(
         "-- Compare these with the playground's tables (published_at differs: it is now()).\n",
     );
@@ -148,16 +148,30 @@ fn write_step(out: &mut String, n: usize, total: usize, step: &PlanStep) {
         out.push_str("-- The psql of this session was killed: start a new one; it needs these two lines first.\n");
         out.push_str(&session_setup());
     }
-    write_notes(out, &step.notes);
+    // A step that kills or waits says so in one line of its own; its notes stay comments.
+    let plain = step.kind == Kind::Run && !step.waits;
+    write_notes(out, &step.notes, plain);
     let who = format!("step {n} of {total} (session {})", step.session.label());
+    let expect: Vec<&str> = step
+        .expect
+        .iter()
+        .map(String::as_str)
+        .filter(|e| !e.is_empty())
+        .collect();
     match step.kind {
         Kind::Kill => {
-            out.push_str(&echo(&format!("{who}: kill this psql now (kill -9, or close its window), do not type a quit command")));
+            out.push_str(&echo(&format!(
+                "{who}: the process dies here. Kill this psql now (kill -9, or close its window): \
+                 quitting politely would send a ROLLBACK, a dead process sends nothing"
+            )));
             out.push('\n');
         }
         Kind::Run if step.waits => {
             out.push_str(&echo(&format!(
-                "{who}: the last statement below waits for a lock; go on in the other window"
+                "{who}: the last statement below waits for a row lock another session holds \
+                 (pg_stat_activity: wait_event_type Lock); go on in the other window. When it \
+                 is let go the run saw: {}",
+                expect.join(", ")
             )));
             out.push('\n');
             for line in &step.lines {
@@ -170,12 +184,6 @@ fn write_step(out: &mut String, n: usize, total: usize, step: &PlanStep) {
                 out.push_str(line);
                 out.push('\n');
             }
-            let expect: Vec<&str> = step
-                .expect
-                .iter()
-                .map(String::as_str)
-                .filter(|e| !e.is_empty())
-                .collect();
             let said = if expect.is_empty() {
                 format!("{who} done")
             } else {
@@ -187,13 +195,13 @@ fn write_step(out: &mut String, n: usize, total: usize, step: &PlanStep) {
     }
 }
 
-fn write_notes(out: &mut String, notes: &[Note]) {
+fn write_notes(out: &mut String, notes: &[Note], echoed: bool) {
     for note in notes {
         for line in wrap(note.text, 92) {
             let _ = writeln!(out, "-- {line}");
         }
     }
-    for said in notes.iter().filter_map(|n| n.echo) {
+    for said in notes.iter().filter_map(|n| n.echo).filter(|_| echoed) {
         out.push_str(&echo(said));
         out.push('\n');
     }
