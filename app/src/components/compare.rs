@@ -160,7 +160,7 @@ fn side(l: Locale, id: &'static str, title: String, report: Report) -> impl Into
                 <strong>{headline}</strong>
             </p>
             <p class="outcome-body">{body}</p>
-            {download}
+            <p class="compare-download">{download}</p>
             <Tables report=Signal::stored(report) nested=nested />
         </article>
     }

@@ -36,6 +36,7 @@ pub fn download_links(
         }
         url
     };
+    let hint = td_string!(l, export.hint);
     let others: Vec<_> = sessions
         .iter()
         .skip(1)
@@ -43,21 +44,23 @@ pub fn download_links(
             let label = td_string!(l, export.session, session = s.to_uppercase()).to_string();
             view! {
                 " · "
-                <a href=href(s) download data-export-session=s>{label}</a>
+                <a href=href(s) download data-export-session=s title=hint>
+                    {label}
+                </a>
             }
         })
         .collect();
     let several = sessions.len() > 1;
+    // Inline, so it fits on a line that is already there (the page's height is budgeted).
     (!sessions.is_empty()).then(|| {
         view! {
-            <p class="download" data-side=side.unwrap_or("last")>
-                <a href=href("a") download data-export-session="a">
+            <span class="download" data-side=side.unwrap_or("last")>
+                <a href=href("a") download data-export-session="a" title=hint>
                     {td_string!(l, export.download)}
                     {several.then(|| td_string!(l, export.session_a_suffix))}
                 </a>
                 {others}
-                <span class="download-hint">{td_string!(l, export.hint)}</span>
-            </p>
+            </span>
         }
     })
 }

@@ -237,7 +237,6 @@ fn Panels(
             <div class="results">
                 <div class="results-side">
                     <Outcome report error />
-                    {crate::components::download::download_links(l, &report.get_untracked(), None)}
                     <Actions />
                     {outside}
                 </div>
