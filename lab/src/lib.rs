@@ -13,12 +13,15 @@
 //! - [`ladder`]: the guarantee ladder, 8.2 to 8.4, read off the tables.
 //! - [`replay`]: a run played back step by step, its tables rebuilt from the report.
 //! - [`jsonb`]: what PostgreSQL's `::jsonb` cast accepts and prints.
+//! - `export` (feature `export`, server-only): a run as psql scripts to replay it.
 //! - `pg` (feature `postgres`): the runner on a real PostgreSQL.
 
 pub mod broker;
 #[macro_use]
 pub mod catalog;
 pub mod compare;
+#[cfg(feature = "export")]
+pub mod export;
 pub mod input;
 pub mod jsonb;
 pub mod ladder;

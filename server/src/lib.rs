@@ -7,6 +7,7 @@ pub mod client_sockets;
 pub mod config;
 pub mod cross_site;
 pub mod embed;
+pub mod export;
 pub mod form_redirect;
 pub mod headers;
 pub mod routes;

@@ -48,6 +48,7 @@ pub fn router(state: ServerState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/api/step", get(crate::step_socket::step_socket))
+        .route("/api/export", get(crate::export::export_run))
         .route("/api/{*fn_name}", post(server_fn))
         .leptos_routes_with_context(
             &state,

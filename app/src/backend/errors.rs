@@ -33,6 +33,8 @@ pub const REFUSAL_CODES: &[(&str, Option<u16>)] = &[
     ("unknown_field", Some(422)),
     ("unsupported_content_type", Some(415)),
     ("cross_site", Some(403)),
+    ("no_run", Some(404)),
+    ("no_such_session", Some(404)),
     ("nothing_to_reconcile", Some(409)),
     ("nothing_to_share", Some(409)),
     ("replay_too_large", Some(413)),
@@ -242,6 +244,39 @@ impl ApiError {
             .to_string(),
         };
         ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, err.code(), message)
+    }
+}
+
+impl ApiError {
+    /// The export found no run to write: no sandbox yet, or no action kept in it.
+    pub fn no_run(l: crate::i18n::Locale) -> Self {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_run",
+            td_string!(l, errors.no_run).to_owned(),
+        )
+    }
+
+    /// The export was asked for a session the run did not use.
+    pub fn no_such_session(l: crate::i18n::Locale) -> Self {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_such_session",
+            td_string!(l, errors.no_such_session).to_owned(),
+        )
+    }
+
+    /// A query value out of its list (the export's `session` and `side`).
+    pub fn unknown_value(l: crate::i18n::Locale, field: &str, value: &str, allowed: &str) -> Self {
+        let message = td_string!(
+            l,
+            errors.unknown_value,
+            field = field,
+            value = value,
+            allowed = allowed
+        )
+        .to_string();
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "unknown_value", message)
     }
 }
 

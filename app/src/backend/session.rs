@@ -98,8 +98,17 @@ async fn existing_sandbox(state: &AppState) -> Result<Option<SchemaName>, LabErr
     let Some(parts) = request_parts() else {
         return Ok(None);
     };
+    existing_sandbox_of(state, &parts).await
+}
+
+/// [`existing_sandbox`] for a request served outside the server functions (the export):
+/// the cookie, or an embed's `s=`; never creates a sandbox.
+pub async fn existing_sandbox_of(
+    state: &AppState,
+    parts: &http::request::Parts,
+) -> Result<Option<SchemaName>, LabError> {
     let secure = state.web.is_https(&parts.headers);
-    let token = match named(&parts, secure) {
+    let token = match named(parts, secure) {
         Named::Frame(token) | Named::Cookie(token) => token,
     };
     match token {

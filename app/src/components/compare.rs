@@ -139,6 +139,7 @@ fn side(l: Locale, id: &'static str, title: String, report: Report) -> impl Into
         .attempt
         .as_ref()
         .map(|a| texts::crash_label(l, a.crash));
+    let download = crate::components::download::download_links(l, &report, Some(id));
     let nested: &'static str = if id == "outbox" {
         "compare-outbox"
     } else {
@@ -159,6 +160,7 @@ fn side(l: Locale, id: &'static str, title: String, report: Report) -> impl Into
                 <strong>{headline}</strong>
             </p>
             <p class="outcome-body">{body}</p>
+            <p class="compare-download">{download}</p>
             <Tables report=Signal::stored(report) nested=nested />
         </article>
     }

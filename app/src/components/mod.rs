@@ -4,6 +4,7 @@ pub mod actions;
 pub mod after_commit;
 pub mod compare;
 pub mod controls;
+pub mod download;
 pub mod error_line;
 pub mod failure_table;
 pub mod guarantee;

@@ -215,6 +215,17 @@ pub fn Tables(
                         Either::Right(view! { <code data-sandbox=name.clone()>{name.clone()}</code> })
                     }
                 }}
+                // The result's own tables get the run's scripts beside them; a comparison's
+                // side has its links in its own heading.
+                {nested
+                    .is_none()
+                    .then(|| {
+                        crate::components::download::download_links(
+                            l,
+                            &report.read_untracked(),
+                            None,
+                        )
+                    })}
             </p>
             <div class="tables-grid">
                 <div class="table-wrap" tabindex="0">

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod replay;
 pub mod witness;
 
 use outbox_lab::catalog::{CommitFate, CrashPoint};
