@@ -1,5 +1,7 @@
-//! "Share this run": a plain form that keeps the run for a replay link and goes to it. The
-//! page's script leaves it alone (`data-leave`): the answer is another page, not this one.
+//! "Share this run": keeps the run for a replay link and goes to it. The button sits on the
+//! result tables' sandbox line (the page's height is budgeted) and belongs to a form of its
+//! own, rendered empty at the end of the results (a form may not sit inside a paragraph). The
+//! page's script leaves that form alone (`data-leave`): its answer is another page.
 
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
@@ -7,25 +9,36 @@ use leptos_i18n::td_string;
 use outbox_lab::outcome::Report;
 
 use crate::api::Share;
+use crate::i18n::*;
 use crate::links::ActionOrigin;
 
+const FORM_ID: &str = "share-run";
+
+/// The form the share button submits; nothing to see.
 #[component]
-pub fn ShareRun(report: Signal<Report>) -> impl IntoView {
-    let l = crate::locale::use_locale();
+pub fn ShareForm(report: Signal<Report>) -> impl IntoView {
     let origin = use_context::<ActionOrigin>().unwrap_or_default();
     let action = origin.action_url(Share::url());
     move || {
         (!report.read().trace.is_empty()).then(|| {
-            view! {
-                <form method="post" action=action.clone() class="share-form" data-leave>
-                    <button type="submit" aria-describedby="share-hint">
-                        {td_string!(l, share.button)}
-                    </button>
-                    <p id="share-hint" class="action-hint">
-                        {td_string!(l, share.hint)}
-                    </p>
-                </form>
-            }
+            view! { <form id=FORM_ID method="post" action=action.clone() data-leave></form> }
         })
     }
+}
+
+/// The button, inline beside the run's download links.
+pub fn share_button(l: Locale, report: &Report) -> impl IntoView + use<> {
+    (!report.trace.is_empty()).then(|| {
+        view! {
+            " · "
+            <button
+                type="submit"
+                form=FORM_ID
+                class="link-button share-button"
+                title=td_string!(l, share.hint)
+            >
+                {td_string!(l, share.button)}
+            </button>
+        }
+    })
 }

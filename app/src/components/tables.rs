@@ -220,10 +220,10 @@ pub fn Tables(
                 {nested
                     .is_none()
                     .then(|| {
-                        crate::components::download::download_links(
-                            l,
-                            &report.read_untracked(),
-                            None,
+                        let r = report.read_untracked();
+                        (
+                            crate::components::download::download_links(l, &r, None),
+                            crate::components::share::share_button(l, &r),
                         )
                     })}
             </p>

@@ -237,7 +237,6 @@ fn Panels(
             <div class="results">
                 <div class="results-side">
                     <Outcome report error />
-                    <crate::components::share::ShareRun report />
                     <Actions />
                     {outside}
                 </div>
@@ -250,6 +249,7 @@ fn Panels(
         <Trace report />
         <ComparePanel initial=compare />
         <FailureTable report progress />
+        <crate::components::share::ShareForm report />
         {message}
     }
 }
