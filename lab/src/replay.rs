@@ -133,7 +133,13 @@ fn fold(report: &Report, start: Snapshot, choice: u32) -> Option<Vec<StepView>> 
     let mut unknown_seen = 0u32;
     let mut out = Vec::with_capacity(report.trace.len());
     for step in &report.trace {
-        let conn: Conn = (step.actor, step.lane);
+        // The playground's plumbing (search_path) runs on the connection of the statement
+        // it serves: the service's.
+        let actor = match step.actor {
+            Actor::Playground => Actor::Service,
+            other => other,
+        };
+        let conn: Conn = (actor, step.lane);
         match &step.sent {
             Sent::Sql { sql, params } => match sql.as_str() {
                 "BEGIN" => open.begin(conn),

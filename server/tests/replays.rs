@@ -47,6 +47,16 @@ async fn a_shared_run_gets_one_link_that_replays_it_step_by_step(
     let report = post(&app, "/api/replay", &format!("id={id}"), &[]).await;
     assert_eq!(report.status, StatusCode::OK, "{}", report.json);
     assert_eq!(report.json["sandbox"], "");
+    let sandbox = post(&app, "/api/current", "", &[("cookie", &cookie)])
+        .await
+        .json["sandbox"]
+        .as_str()
+        .expect("the learner's sandbox")
+        .to_owned();
+    assert!(
+        !report.json.to_string().contains(&sandbox),
+        "the kept run does not name {sandbox}"
+    );
     assert_eq!(report.json["outcome"], "crashed_before_commit");
     let steps = report.json["trace"].as_array().expect("a trace").len();
 

@@ -103,6 +103,9 @@ pub fn Tables(
     /// Only the ticket database: the page shows Kafka / History beside the outcome.
     #[prop(optional)]
     db_only: bool,
+    /// A replay's recording: its own heading is the page's, and it belongs to no sandbox.
+    #[prop(optional)]
+    recorded: bool,
 ) -> impl IntoView {
     let l = crate::locale::use_locale();
     let heading_id = nested.map_or_else(
@@ -201,9 +204,9 @@ pub fn Tables(
         // Inside a comparison the tables are part of their side, not a region of their own
         // (two regions with one name would confuse a screen reader's landmark list).
         <section class="panel tables" aria-labelledby=nested.is_none().then_some(heading_id)>
-            {heading}
+            {(!recorded).then_some(heading)}
             <p class="db-label">{td_string!(l, ticket_db)}</p>
-            <p class="sandbox">
+            <p class="sandbox" hidden=recorded>
                 {td_string!(l, sandbox_label)} ": "
                 {move || {
                     let name = report.read().sandbox.clone();

@@ -132,11 +132,12 @@ fn Played(report: Report, asked: Option<usize>, base: String) -> impl IntoView {
     let here = views[k].clone();
     let previous = views[k.saturating_sub(1)].clone();
     let outside = Signal::stored(at(&report, k, &previous.outside, &here.outside));
-    let inside = here.inside.clone().map(|inside| {
-        // Marks show what this connection changed since the last step.
-        let before = previous.inside.clone().unwrap_or(previous.outside.clone());
-        Signal::stored(at(&report, k, &before, &inside))
-    });
+    // Inside, the marks show what this transaction has changed that nobody else sees yet;
+    // outside, what this step made visible to everyone.
+    let inside = here
+        .inside
+        .clone()
+        .map(|inside| Signal::stored(at(&report, k, &here.outside, &inside)));
     let link = |to: usize| format!("{base}{to}");
     let step_line = (k > 0).then(|| describe(l, &report.trace[k - 1]));
     let strip = replay_strip(l, &report.trace, k);
@@ -181,12 +182,12 @@ fn Played(report: Report, asked: Option<usize>, base: String) -> impl IntoView {
                 <section class="panel replay-inside" aria-labelledby="replay-inside-heading">
                     <h3 id="replay-inside-heading">{td_string!(l, replay.inside_heading)}</h3>
                     <p class="action-hint">{td_string!(l, replay.inside_hint)}</p>
-                    <Tables report=inside nested="replay-inside" db_only=true />
+                    <Tables report=inside nested="replay-inside" db_only=true recorded=true />
                 </section>
                 <section class="panel replay-outside" aria-labelledby="replay-outside-heading">
                     <h3 id="replay-outside-heading">{td_string!(l, replay.outside_heading)}</h3>
                     <p class="action-hint">{td_string!(l, replay.outside_hint)}</p>
-                    <Tables report=outside nested="replay-outside" db_only=true />
+                    <Tables report=outside nested="replay-outside" db_only=true recorded=true />
                 </section>
             </div>
         }),
@@ -194,7 +195,7 @@ fn Played(report: Report, asked: Option<usize>, base: String) -> impl IntoView {
             <div class="replay-views">
                 <section class="panel replay-outside" aria-labelledby="replay-outside-heading">
                     <h3 id="replay-outside-heading">{td_string!(l, replay.committed_heading)}</h3>
-                    <Tables report=outside nested="replay-outside" db_only=true />
+                    <Tables report=outside nested="replay-outside" db_only=true recorded=true />
                 </section>
             </div>
         }),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use crate::outcome::Report;
+use crate::outcome::{Answer, Report, Sent};
 
 use super::error::LabError;
 use super::names::SchemaName;
@@ -79,11 +79,29 @@ struct Stored {
 
 const FORMAT: u32 = 1;
 
+/// What a kept run shows where its sandbox's schema name was.
+const SHOWN_SANDBOX: &str = "sb_shared";
+
 /// The text kept for a report: without its sandbox's name (nobody's business, and it would
 /// give two learners' identical runs two links).
 pub fn stored_text(report: &Report) -> Result<String, serde_json::Error> {
     let mut report = report.clone();
-    report.sandbox.clear();
+    // The schema's name also travels in the plumbing's parameters and answers.
+    let name = std::mem::take(&mut report.sandbox);
+    if !name.is_empty() {
+        for step in &mut report.trace {
+            if let Sent::Sql { params, .. } = &mut step.sent {
+                for p in params.iter_mut() {
+                    *p = p.replace(&name, SHOWN_SANDBOX);
+                }
+            }
+            if let Answer::Values { values } = &mut step.answer {
+                for v in values.iter_mut() {
+                    *v = v.replace(&name, SHOWN_SANDBOX);
+                }
+            }
+        }
+    }
     serde_json::to_string(&Stored {
         format: FORMAT,
         report,
