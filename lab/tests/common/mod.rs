@@ -74,8 +74,17 @@ pub async fn plain_snapshot(
     pool: &sqlx::PgPool,
     sandbox: &SchemaName,
 ) -> Result<outbox_lab::outcome::Snapshot, sqlx::Error> {
-    use outbox_lab::outcome::{HistoryEntry, KafkaRecord, OutboxRow, Snapshot, TicketRow};
     // The schema name is the server's own, validated by `SchemaName`.
+    tables_in(pool, sandbox.as_str()).await
+}
+
+/// The lesson's tables (and the simulated topic's) in `schema`, read in one snapshot with
+/// plain SELECTs. `schema` is a name of the tests' or the server's own, never input.
+pub async fn tables_in(
+    pool: &sqlx::PgPool,
+    sandbox: &str,
+) -> Result<outbox_lab::outcome::Snapshot, sqlx::Error> {
+    use outbox_lab::outcome::{HistoryEntry, KafkaRecord, OutboxRow, Snapshot, TicketRow};
     let mut tx = pool.begin().await?;
     sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         .execute(&mut *tx)

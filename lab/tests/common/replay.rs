@@ -10,9 +10,9 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use outbox_lab::export::{Exported, SCHEMA, Session};
-use outbox_lab::outcome::{HistoryEntry, KafkaRecord, OutboxRow, Snapshot, TicketRow};
+use outbox_lab::outcome::Snapshot;
+use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{Connection, PgPool};
 
 /// How long any one condition may take before the replay fails.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -283,7 +283,7 @@ pub async fn replay(opts: &PgConnectOptions, exported: &Exported) -> Replayed {
             p.seen.join("\n")
         ));
     }
-    let snapshot = read_tables(&watcher)
+    let snapshot = super::tables_in(&watcher, SCHEMA)
         .await
         .expect("read the replay's tables");
     watcher.close().await;
@@ -313,74 +313,4 @@ async fn wait_for(pool: &PgPool, what: &str, app: &str, condition: &str) {
         assert!(start.elapsed() < LIMIT, "{app}: never saw: {what}");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-}
-
-/// The replay's tables, read like the playground reads a sandbox's.
-async fn read_tables(pool: &PgPool) -> Result<Snapshot, sqlx::Error> {
-    let mut conn = pool.acquire().await?;
-    let mut tx = conn.begin().await?;
-    let s = SCHEMA;
-    let tickets: Vec<(String, String)> = sqlx::query_as(&format!(
-        "SELECT id, status FROM {s}.tickets ORDER BY id COLLATE \"C\""
-    ))
-    .fetch_all(&mut *tx)
-    .await?;
-    let outbox: Vec<(String, String, String, Option<String>)> = sqlx::query_as(&format!(
-        "SELECT event_id, aggregate_id, payload::text, published_at::text FROM {s}.outbox \
-         ORDER BY event_id COLLATE \"C\""
-    ))
-    .fetch_all(&mut *tx)
-    .await?;
-    let kafka: Vec<(i64, String, String)> = sqlx::query_as(&format!(
-        "SELECT log_offset, key, value FROM {s}.kafka_log ORDER BY log_offset"
-    ))
-    .fetch_all(&mut *tx)
-    .await?;
-    let history: Vec<(String, String, String)> = sqlx::query_as(&format!(
-        "SELECT event_id, ticket_id, to_status FROM {s}.history ORDER BY line"
-    ))
-    .fetch_all(&mut *tx)
-    .await?;
-    let inbox: Vec<String> = sqlx::query_scalar(&format!(
-        "SELECT event_id FROM {s}.inbox ORDER BY event_id COLLATE \"C\""
-    ))
-    .fetch_all(&mut *tx)
-    .await?;
-    let consumer_offset: Option<i64> = sqlx::query_scalar(&format!(
-        "SELECT next_offset FROM {s}.consumer_offsets WHERE consumer = 'history'"
-    ))
-    .fetch_optional(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(Snapshot {
-        tickets: tickets
-            .into_iter()
-            .map(|(id, status)| TicketRow { id, status })
-            .collect(),
-        outbox: outbox
-            .into_iter()
-            .map(
-                |(event_id, aggregate_id, payload, published_at)| OutboxRow {
-                    event_id,
-                    aggregate_id,
-                    payload,
-                    published_at,
-                },
-            )
-            .collect(),
-        kafka: kafka
-            .into_iter()
-            .map(|(offset, key, value)| KafkaRecord { offset, key, value })
-            .collect(),
-        history: history
-            .into_iter()
-            .map(|(event_id, ticket_id, to_status)| HistoryEntry {
-                event_id,
-                ticket_id,
-                to_status,
-            })
-            .collect(),
-        inbox,
-        consumer_offset: consumer_offset.unwrap_or(0),
-    })
 }
