@@ -11,6 +11,7 @@
 //! - [`step`]: the stepper's messages (a transaction held between statements).
 //! - [`trail`]: where an attempt ended, as the timeline draws it.
 //! - [`ladder`]: the guarantee ladder, 8.2 to 8.4, read off the tables.
+//! - [`quest`]: goals the learner makes PostgreSQL reach, judged on the tables.
 //! - [`replay`]: a run played back step by step, its tables rebuilt from the report.
 //! - [`jsonb`]: what PostgreSQL's `::jsonb` cast accepts and prints.
 //! - `export` (feature `export`, server-only): a run as psql scripts to replay it.
@@ -29,6 +30,7 @@ pub mod model;
 pub mod outcome;
 pub mod prediction;
 pub mod progress;
+pub mod quest;
 pub mod replay;
 pub mod step;
 pub mod trail;

@@ -354,6 +354,9 @@ pub struct Report {
     /// A publisher or consumer run after COMMIT (lessons 8.3 and 8.4, previewed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_commit: Option<AfterCommitRun>,
+    /// What this action did for each quest it concerns (see [`crate::quest::judge`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quests: Vec<crate::quest::judge::QuestSeen>,
 }
 
 impl Report {
@@ -374,6 +377,7 @@ impl Report {
             stepped: None,
             prediction: None,
             after_commit: None,
+            quests: Vec::new(),
         }
     }
 }

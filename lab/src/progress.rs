@@ -72,6 +72,18 @@ pub struct WrongWaysFound {
     pub total: u32,
 }
 
+/// The learner's quests in sum (each quest's own standing: `/api/quests`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuestsDone {
+    pub reached: u32,
+    /// Reached and explained with a right answer.
+    pub explained: u32,
+    /// Answered, but only wrongly so far.
+    pub explained_wrong: u32,
+    pub hints_used: u32,
+    pub total: u32,
+}
+
 /// The answer of `/api/progress`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Progress {
@@ -82,6 +94,8 @@ pub struct Progress {
     pub wrong_ways: WrongWaysFound,
     /// The learner's "predict first" choice for this sandbox; null = the page's default.
     pub predict_first: Option<bool>,
+    #[serde(default)]
+    pub quests: QuestsDone,
 }
 
 impl Progress {
@@ -124,6 +138,7 @@ impl Progress {
                 total: WRONG_WAYS.len() as u32,
             },
             predict_first,
+            quests: QuestsDone::default(),
         }
     }
 

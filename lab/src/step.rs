@@ -116,6 +116,10 @@ pub struct Waiter {
     pub rows: Option<u64>,
     /// PostgreSQL's refusal, e.g. `55P03` when `lock_timeout` cancelled the wait.
     pub sqlstate: Option<String>,
+    /// The backends PostgreSQL last showed it waiting behind (`pg_blocking_pids`), kept after
+    /// it finished: the evidence that it waited at all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waited_behind: Vec<i32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -67,6 +67,15 @@ pub enum LabError {
     /// An action was asked while a stepped transaction holds the sandbox.
     #[error("a stepped transaction holds this sandbox")]
     StepInProgress,
+    /// No quest has this id.
+    #[error("no quest is called {0:?}")]
+    UnknownQuest(String),
+    /// The quest's question has no choice with this id.
+    #[error("quest {quest:?} has no answer {answer:?}")]
+    UnknownAnswer { quest: String, answer: String },
+    /// The quest's question is asked only once its goal holds.
+    #[error("quest {0:?} is not reached yet")]
+    QuestNotReached(String),
     /// A stored report could not be written or read as JSON.
     #[error("a stored report is unreadable: {0}")]
     Report(#[source] serde_json::Error),

@@ -29,6 +29,7 @@ pub mod stepper;
 pub mod trace;
 pub mod wire_fault;
 
+pub use actions::AnswerVerdict;
 pub use error::LabError;
 pub use names::{FrameTokens, SandboxToken, SchemaName};
 pub use replays::{ReplayId, ReplayPolicy};

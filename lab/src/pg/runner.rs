@@ -65,6 +65,8 @@ pub struct LabConfig {
     /// Shared runs (replay links): the largest report kept, how long a link lives, and how
     /// many links one client address may make.
     pub replays: ReplayPolicy,
+    /// The quests every action is judged against (checked at start; see `quest::file`).
+    pub quests: std::sync::Arc<crate::quest::QuestBook>,
 }
 
 impl Default for LabConfig {
@@ -103,6 +105,10 @@ impl Default for LabConfig {
             // Long enough to read the pause and press COMMIT; short enough to meet 55P03.
             step_waiter_lock_timeout: Duration::from_secs(30),
             replays: ReplayPolicy::default(),
+            // The shipped file; a unit test holds it valid.
+            quests: std::sync::Arc::new(
+                crate::quest::file::parse(crate::quest::file::BUILT_IN).unwrap_or_default(),
+            ),
         }
     }
 }
@@ -533,14 +539,17 @@ impl Lab {
             stepped: None,
             prediction: None,
             after_commit: None,
+            quests: Vec::new(),
         };
         decorate(&mut report);
+        report.quests = crate::quest::judge::judge_all(&self.config().quests, &report);
+        let marks = crate::quest::judge::Marks::of(&self.config().quests, &report.quests);
         let (pending, keep) = match &pending {
             Pending::Set(p) => (Some(&**p), false),
             Pending::Clear => (None, false),
             Pending::Keep => (None, true),
         };
-        lock.leave(&report, pending, keep).await?;
+        lock.leave(&report, pending, keep, &marks).await?;
         Ok(report)
     }
 }

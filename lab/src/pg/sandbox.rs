@@ -235,13 +235,22 @@ pub async fn leave_action(
     report: &Report,
     pending: Option<&super::runner::PendingAttempt>,
     keep_pending: bool,
+    quests: &crate::quest::judge::Marks,
 ) -> Result<(), LabError> {
     let found = report
         .outcome
         .and_then(crate::progress::Found::of)
         .map(crate::progress::Found::key);
     let predicted = report.prediction.as_ref().map(|p| p.all_right());
-    sqlx::query("SELECT lab.leave_action($1, $2, $3, $4, $5, $6, $7)")
+    let mut missed: Vec<&str> = report
+        .prediction
+        .iter()
+        .flat_map(|p| p.items.iter().filter_map(|j| j.why.as_deref()))
+        .collect();
+    // Two items may name one misunderstanding; it counts once per action.
+    missed.sort_unstable();
+    missed.dedup();
+    sqlx::query("SELECT lab.leave_action($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)")
         .bind(sandbox.as_str())
         .bind(Json(report))
         .bind(pending.map(Json))
@@ -249,6 +258,11 @@ pub async fn leave_action(
         .bind(found.map(|(kind, _)| kind))
         .bind(found.map(|(_, id)| id))
         .bind(predicted)
+        .bind(&quests.ids)
+        .bind(&quests.met)
+        .bind(&quests.stages)
+        .bind(&quests.tried)
+        .bind(&missed)
         .execute(conn)
         .await
         .map_err(LabError::from_sqlx)?;

@@ -103,6 +103,7 @@ impl SandboxLock {
         report: &Report,
         pending: Option<&PendingAttempt>,
         keep_pending: bool,
+        quests: &crate::quest::judge::Marks,
     ) -> Result<(), LabError> {
         if let Some(mut conn) = self.conn.take() {
             let left = super::sandbox::leave_action(
@@ -111,6 +112,7 @@ impl SandboxLock {
                 report,
                 pending,
                 keep_pending,
+                quests,
             )
             .await;
             if left.is_err() {

@@ -7,6 +7,8 @@ mod attempt;
 pub(super) use attempt::fault_of;
 mod compare;
 mod progress;
+mod quests;
+pub use quests::AnswerVerdict;
 mod race;
 mod reconcile;
 mod reset;

@@ -1,7 +1,7 @@
 //! The sandbox's progress through the lesson: read it, start over, and the "predict first"
 //! switch. What an action explores is written with its report (`lab.save_report`).
 
-use crate::progress::{Predictions, Progress};
+use crate::progress::{Predictions, Progress, QuestsDone};
 
 use super::super::error::LabError;
 use super::super::names::SchemaName;
@@ -31,7 +31,26 @@ impl Lab {
             made: u32::try_from(made).unwrap_or(0),
             right: u32::try_from(right).unwrap_or(0),
         };
-        Ok(Progress::from_found(&found, predictions, predict_first))
+        let (reached, explained, explained_wrong, hints_used): (i64, i64, i64, i64) =
+            sqlx::query_as(
+                "SELECT count(*) FILTER (WHERE reached), count(*) FILTER (WHERE explained), \
+                        count(*) FILTER (WHERE NOT explained), coalesce(sum(hints_used), 0) \
+                 FROM lab.quest_progress WHERE schema_name = $1",
+            )
+            .bind(sandbox.as_str())
+            .fetch_one(self.pool())
+            .await
+            .map_err(LabError::from_sqlx)?;
+        let n = |v: i64| u32::try_from(v).unwrap_or(0);
+        let mut progress = Progress::from_found(&found, predictions, predict_first);
+        progress.quests = QuestsDone {
+            reached: n(reached),
+            explained: n(explained),
+            explained_wrong: n(explained_wrong),
+            hints_used: n(hints_used),
+            total: u32::try_from(self.config().quests.quests.len()).unwrap_or(0),
+        };
+        Ok(progress)
     }
 
     /// Remembers the learner's "predict first" choice for this sandbox.

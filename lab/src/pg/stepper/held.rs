@@ -118,7 +118,7 @@ impl Pauses for Held<'_> {
                 }
                 Ok(Some(Command::OtherWriter)) if self.waiter.is_none() => {
                     let started = WaiterTask::start(self.lab, self.sandbox, trace.start()).await;
-                    let task = match started {
+                    let mut task = match started {
                         Err(LabError::Busy) => {
                             self.refuse("busy").await;
                             show = false;

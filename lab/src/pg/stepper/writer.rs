@@ -27,6 +27,8 @@ pub(super) struct WaiterTask {
     task: JoinHandle<Finished>,
     /// Set once the task has been joined: what it did, and its lane of the trace.
     done: Option<(Waiter, Option<Tracer>)>,
+    /// The last non-empty `pg_blocking_pids` seen for it.
+    waited_behind: Vec<i32>,
 }
 
 impl WaiterTask {
@@ -70,17 +72,23 @@ impl WaiterTask {
             pid,
             task,
             done: None,
+            waited_behind: Vec::new(),
         })
     }
 
     /// Waits until the writer is either queued behind a lock or finished, so the pause shows
     /// which (bounded: PostgreSQL has no notification for "now waiting").
-    pub(super) async fn wait_until_settled(&self, lab: &Lab) -> Result<(), LabError> {
+    pub(super) async fn wait_until_settled(&mut self, lab: &Lab) -> Result<(), LabError> {
         let limit = lab.config().backend_exit_timeout;
         let start = Instant::now();
         let mut pause = Duration::from_millis(1);
         loop {
-            if self.task.is_finished() || !blocking_pids(lab, self.pid).await?.is_empty() {
+            if self.task.is_finished() {
+                return Ok(());
+            }
+            let blocked_by = blocking_pids(lab, self.pid).await?;
+            if !blocked_by.is_empty() {
+                self.waited_behind = blocked_by;
                 return Ok(());
             }
             if start.elapsed() >= limit {
@@ -93,12 +101,17 @@ impl WaiterTask {
 
     pub(super) async fn view(&mut self, lab: &Lab) -> Result<Waiter, LabError> {
         if self.done.is_none() && !self.task.is_finished() {
+            let blocked_by = blocking_pids(lab, self.pid).await?;
+            if !blocked_by.is_empty() {
+                self.waited_behind.clone_from(&blocked_by);
+            }
             return Ok(Waiter {
                 pid: self.pid,
-                blocked_by: blocking_pids(lab, self.pid).await?,
+                blocked_by,
                 state: WaiterState::Waiting,
                 rows: None,
                 sqlstate: None,
+                waited_behind: self.waited_behind.clone(),
             });
         }
         self.join().await
@@ -134,6 +147,7 @@ impl WaiterTask {
             state,
             rows,
             sqlstate: code,
+            waited_behind: self.waited_behind.clone(),
         };
         self.done = Some((waiter.clone(), Some(lane)));
         Ok(waiter)
