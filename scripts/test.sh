@@ -62,14 +62,17 @@ log "starting the server on 127.0.0.1:$PORT (database $E2E_DB)"
 # from one address than a classroom would: a larger claim budget too.
 # The embed tests play a course site at http://localhost:4321 that may frame the playground.
 SERVER_ERRORS="$(mktemp)"
+# The author's page is tested with a token made for this run.
+AUTHOR_TOKEN="e2e-author-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 start_release_server "$PORT" "$PG_SERVER_URL/$E2E_DB" \
   PLAYGROUND_RATE_PER_SECOND=100 PLAYGROUND_RATE_BURST=300 \
   PLAYGROUND_NEW_SANDBOXES_BURST=1000 \
-  PLAYGROUND_FRAME_ANCESTORS=http://localhost:4321
+  PLAYGROUND_FRAME_ANCESTORS=http://localhost:4321 \
+  PLAYGROUND_AUTHOR_TOKEN="$AUTHOR_TOKEN"
 
 log "Playwright in Chromium"
 (cd end2end && BASE_URL="http://127.0.0.1:$PORT" DATABASE_URL="$PG_SERVER_URL/$E2E_DB" \
-  npx playwright test)
+  AUTHOR_TOKEN="$AUTHOR_TOKEN" npx playwright test)
 
 log "10 000 page views without a cookie claim nothing"
 scripts/page-views.sh "http://127.0.0.1:$PORT" "$PG_SERVER_URL/$E2E_DB"

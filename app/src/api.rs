@@ -326,10 +326,15 @@ pub async fn autorun(
 /// predictions went.
 #[server(prefix = "/api", endpoint = "progress")]
 pub async fn progress() -> Result<ProgressReport, ApiError> {
-    crate::backend::session::in_existing_sandbox(ProgressReport::empty, |lab, sandbox| async move {
-        lab.progress(&sandbox).await
-    })
-    .await
+    let mut progress = crate::backend::session::in_existing_sandbox(
+        ProgressReport::empty,
+        |lab, sandbox| async move { lab.progress(&sandbox).await },
+    )
+    .await?;
+    // A newcomer's empty map still knows how many quests there are.
+    let state = crate::backend::state::AppState::get()?;
+    progress.quests.total = u32::try_from(state.lab.config().quests.quests.len()).unwrap_or(0);
+    Ok(progress)
 }
 
 /// "Start over": the lesson's initial tables and an empty progress map (reset keeps the map).

@@ -6,8 +6,10 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
 use crate::i18n::*;
+use crate::pages::author::AuthorPage;
 use crate::pages::embed::EmbedPage;
 use crate::pages::playground::PlaygroundPage;
+use crate::pages::quests::QuestsPage;
 use crate::pages::replay::ReplayPage;
 
 /// The document around the app, rendered on the server.
@@ -44,6 +46,8 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("") view=PlaygroundPage ssr=SsrMode::Async />
                 <Route path=path!("embed") view=EmbedPage ssr=SsrMode::Async />
                 <Route path=path!("replay/:id") view=ReplayPage ssr=SsrMode::Async />
+                <Route path=path!("quests") view=QuestsPage ssr=SsrMode::Async />
+                <Route path=path!("author") view=AuthorPage ssr=SsrMode::Async />
             </Routes>
         </Router>
     }

@@ -12,6 +12,7 @@ mod enhance;
 pub mod links;
 pub mod locale;
 mod pages;
+pub mod quest_api;
 mod texts;
 
 #[cfg(feature = "ssr")]

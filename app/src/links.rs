@@ -171,6 +171,20 @@ pub fn embedded_replay_path(id: &str, lang: Locale) -> String {
     )
 }
 
+/// Percent-encodes a query parameter's name or value (everything but unreserved characters).
+pub fn encode(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for b in raw.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(char::from(b))
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

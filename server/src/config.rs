@@ -114,6 +114,7 @@ impl Config {
                     burst: positive("PLAYGROUND_SHARES_BURST", defaults.replays.per_client.burst)?,
                 },
             },
+            quests: quests()?,
             ..defaults
         };
         Ok(Config {
@@ -154,7 +155,41 @@ fn web_settings() -> Result<app::backend::request::WebSettings, ConfigError> {
         public_origin,
         client_ip_header: header_name("PLAYGROUND_CLIENT_IP_HEADER")?,
         proto_header: header_name("PLAYGROUND_PROTO_HEADER")?,
+        author_token: author_token()?,
     })
+}
+
+/// `PLAYGROUND_AUTHOR_TOKEN`: opens the author's page; unset or empty, there is none.
+fn author_token() -> Result<Option<String>, ConfigError> {
+    match std::env::var("PLAYGROUND_AUTHOR_TOKEN") {
+        Err(_) => Ok(None),
+        Ok(raw) if raw.trim().is_empty() => Ok(None),
+        Ok(raw) if raw.trim().len() < 16 || raw.trim().chars().any(char::is_whitespace) => {
+            Err(ConfigError::new(
+                "PLAYGROUND_AUTHOR_TOKEN",
+                "at least 16 characters without spaces",
+                "(hidden)",
+            ))
+        }
+        Ok(raw) => Ok(Some(raw.trim().to_owned())),
+    }
+}
+
+/// `PLAYGROUND_QUESTS`: a quest file to use instead of the shipped one, checked against the
+/// catalogue now: a mistake refuses the start, naming its line.
+fn quests() -> Result<std::sync::Arc<outbox_lab::quest::QuestBook>, ConfigError> {
+    const EXPECTED: &str = "a readable quest file (see the README's \"Quests\")";
+    let source = match std::env::var("PLAYGROUND_QUESTS") {
+        Err(_) => outbox_lab::quest::file::BUILT_IN.to_owned(),
+        Ok(path) if path.trim().is_empty() => outbox_lab::quest::file::BUILT_IN.to_owned(),
+        Ok(path) => std::fs::read_to_string(path.trim()).map_err(|e| {
+            ConfigError::new("PLAYGROUND_QUESTS", EXPECTED, &format!("{path}: {e}"))
+        })?,
+    };
+    let origin = std::env::var("PLAYGROUND_QUESTS").unwrap_or_else(|_| "quests/quests.toml".into());
+    outbox_lab::quest::file::parse(&source)
+        .map(std::sync::Arc::new)
+        .map_err(|e| ConfigError::new("PLAYGROUND_QUESTS", EXPECTED, &format!("{origin}: {e}")))
 }
 
 /// A header name from the environment (`X-Forwarded-For`), if the variable is set.

@@ -109,7 +109,7 @@ fn is_a_run(report: &Report) -> bool {
     report.action != ActionKind::Snapshot && !report.trace.is_empty()
 }
 
-fn refusal(error: ApiError) -> Response {
+pub(crate) fn refusal(error: ApiError) -> Response {
     let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST);
     (status, axum::Json(error)).into_response()
 }

@@ -3,6 +3,7 @@
 // Leptos' typed views nest deeply; the default limit is too small for the page.
 #![recursion_limit = "256"]
 
+pub mod author;
 pub mod client_sockets;
 pub mod config;
 pub mod cross_site;

@@ -49,6 +49,7 @@ pub fn router(state: ServerState) -> Router {
         .route("/healthz", get(healthz))
         .route("/api/step", get(crate::step_socket::step_socket))
         .route("/api/export", get(crate::export::export_run))
+        .route("/author.csv", get(crate::author::author_csv))
         .route("/api/{*fn_name}", post(server_fn))
         .leptos_routes_with_context(
             &state,

@@ -79,7 +79,7 @@ fn assert_all_served(answers: &[Answer], what: &str) {
 }
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
-async fn a_class_pressing_race_compare_trace_a_and_publish_race_together_is_served(
+async fn a_class_pressing_race_compare_trace_a_publish_race_and_quests_together_is_served(
     _pool: PgPoolOptions,
     opts: PgConnectOptions,
 ) {
@@ -94,6 +94,13 @@ async fn a_class_pressing_race_compare_trace_a_and_publish_race_together_is_serv
         ("/api/attempt", "mode=naive_publish_first"),
         ("/api/attempt", "mistakes=insert_outside_tx"),
         ("/api/attempt", "crash=after_commit"),
+        // The crash right after COMMIT reached this quest for everyone: all answer at once.
+        (
+            "/api/quest_answer",
+            "quest=commit_not_kafka&answer=durable_intent",
+        ),
+        ("/api/quest_hint", "quest=two_winners"),
+        ("/api/quests", ""),
         ("/api/publish_race", "skip_locked=off"),
         ("/api/compare", "way=naive"),
         ("/api/reset", ""),

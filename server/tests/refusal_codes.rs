@@ -53,6 +53,12 @@ fn every_lab_error() -> Vec<LabError> {
         LabError::RateLimited,
         LabError::NothingToReconcile,
         LabError::NothingToShare,
+        LabError::UnknownQuest("x".into()),
+        LabError::UnknownAnswer {
+            quest: "x".into(),
+            answer: "y".into(),
+        },
+        LabError::QuestNotReached("x".into()),
         LabError::ReplayTooLarge { bytes: 2, limit: 1 },
         LabError::ShareRateLimited,
         LabError::Report(serde_json::from_str::<u8>("x").unwrap_err()),
@@ -78,6 +84,9 @@ fn every_lab_error() -> Vec<LabError> {
             | LabError::RateLimited
             | LabError::NothingToReconcile
             | LabError::NothingToShare
+            | LabError::UnknownQuest(_)
+            | LabError::UnknownAnswer { .. }
+            | LabError::QuestNotReached(_)
             | LabError::ReplayTooLarge { .. }
             | LabError::ShareRateLimited
             | LabError::Report(_)

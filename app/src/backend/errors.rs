@@ -37,6 +37,11 @@ pub const REFUSAL_CODES: &[(&str, Option<u16>)] = &[
     ("no_such_session", Some(404)),
     ("nothing_to_reconcile", Some(409)),
     ("nothing_to_share", Some(409)),
+    ("unknown_quest", Some(404)),
+    ("unknown_answer", Some(422)),
+    ("quest_not_reached", Some(409)),
+    ("no_author_page", Some(404)),
+    ("author_token_wrong", Some(403)),
     ("replay_too_large", Some(413)),
     ("replay_not_found", Some(404)),
     ("share_rate_limited", Some(429)),
@@ -137,6 +142,21 @@ impl ApiError {
                 StatusCode::TOO_MANY_REQUESTS,
                 "share_rate_limited",
                 td_string!(l, errors.share_rate_limited),
+            ),
+            LabError::UnknownQuest(_) => (
+                StatusCode::NOT_FOUND,
+                "unknown_quest",
+                td_string!(l, errors.unknown_quest),
+            ),
+            LabError::UnknownAnswer { .. } => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "unknown_answer",
+                td_string!(l, errors.unknown_answer),
+            ),
+            LabError::QuestNotReached(_) => (
+                StatusCode::CONFLICT,
+                "quest_not_reached",
+                td_string!(l, errors.quest_not_reached),
             ),
             LabError::RelayUnsupported => (
                 StatusCode::NOT_IMPLEMENTED,

@@ -36,6 +36,10 @@ fn table() -> Vec<(&'static str, &'static [&'static str])> {
         entry::<Consume>(),
         entry::<Share>(),
         entry::<Replay>(),
+        entry::<crate::quest_api::Quests>(),
+        entry::<crate::quest_api::QuestHint>(),
+        entry::<crate::quest_api::QuestAnswer>(),
+        entry::<crate::quest_api::Author>(),
     ]
 }
 

@@ -18,6 +18,8 @@ pub struct WebSettings {
     pub client_ip_header: Option<HeaderName>,
     /// `PLAYGROUND_PROTO_HEADER`: a header a trusted proxy sets to the original scheme.
     pub proto_header: Option<HeaderName>,
+    /// `PLAYGROUND_AUTHOR_TOKEN`: opens the author's page (`/author`); none, no page.
+    pub author_token: Option<String>,
 }
 
 impl WebSettings {

@@ -14,6 +14,7 @@ pub fn Header() -> impl IntoView {
             <div class="title-row">
                 <p class="badge">{td_string!(l, lesson_badge)}</p>
                 <h1>{td_string!(l, title)}</h1>
+                <a class="quests-link" href="/quests" rel="external">{td_string!(l, quest.nav)}</a>
                 <LanguageSwitch />
             </div>
             <p class="intro">{td_string!(l, intro)}</p>
@@ -38,7 +39,7 @@ fn LanguageSwitch() -> impl IntoView {
         pairs.push((locale::LANG_PARAM.to_owned(), locale::id(target).to_owned()));
         let encoded: Vec<String> = pairs
             .iter()
-            .map(|(k, v)| format!("{}={}", urlencode(k), urlencode(v)))
+            .map(|(k, v)| format!("{}={}", crate::links::encode(k), crate::links::encode(v)))
             .collect();
         format!("?{}", encoded.join("&"))
     };
@@ -61,17 +62,4 @@ fn LanguageSwitch() -> impl IntoView {
             {link(Locale::en, "English")}
         </nav>
     }
-}
-
-fn urlencode(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    for b in raw.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(char::from(b))
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }

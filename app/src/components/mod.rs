@@ -11,6 +11,7 @@ pub mod guarantee;
 pub mod header;
 pub mod outcome;
 pub mod prediction;
+pub mod quest;
 pub mod share;
 pub mod stepper;
 pub mod strip;

@@ -210,12 +210,26 @@ pub fn progress_summary(l: Locale, p: &Progress) -> impl IntoView + use<> {
             <span data-progress="predictions">{line}</span>
         }
     });
+    let quests = (p.quests.total > 0).then(|| {
+        let line = td_string!(
+            l,
+            quest.map,
+            reached = p.quests.reached,
+            total = p.quests.total
+        )
+        .to_string();
+        view! {
+            " · "
+            <a href="/quests" rel="external" data-progress="quests">{line}</a>
+        }
+    });
     view! {
         <p class="progress" data-explored=p.explored data-total=p.total>
             <span data-progress="rows">{explored}</span>
             " · "
             <span data-progress="wrong">{wrong}</span>
             {predictions}
+            {quests}
         </p>
     }
 }

@@ -14,10 +14,11 @@ use crate::pages::replay::{REPLAY_PARAM, Replay};
 const REPORT_HEIGHT: &str = r#"(function(){var p=window.parent;if(!p||p===window)return;var last=0;function send(){var h=Math.ceil(document.documentElement.getBoundingClientRect().height);if(h!==last){last=h;p.postMessage({type:"outbox-playground:height",height:h},"*");}}if(window.ResizeObserver){new ResizeObserver(send).observe(document.documentElement);}window.addEventListener("load",send);send();})();"#;
 
 /// Posts `{type: "outbox-playground:progress", explored, total, predictions: {made, right},
-/// last: {outcome, row, predicted_right}}` to the parent on load and after every action, read
+/// last: {outcome, row, predicted_right}, quest_map: {reached, explained, total}, quests: [{id,
+/// reached, explained, hints_used}]}` (the quests the embed's `quest=` chose) to the parent on load and after every action, read
 /// from the page's `#progress-message`. Like the height, it is sent to any parent: the host
 /// checks the origin, and a learner's progress in a lesson is no secret.
-const REPORT_PROGRESS: &str = r#"(function(){var p=window.parent;if(!p||p===window)return;function send(){var e=document.getElementById("progress-message");if(!e)return;var d=e.dataset;function n(v){return Number(v||0);}function o(v){return v?v:null;}var r=d.predictedRight;p.postMessage({type:"outbox-playground:progress",explored:n(d.explored),total:n(d.total),wrong_ways:n(d.wrongWays),predictions:{made:n(d.made),right:n(d.right)},last:{outcome:o(d.outcome),row:o(d.row),predicted_right:r?r==="true":null}},"*");}document.addEventListener("outbox-playground:swapped",send);send();})();"#;
+const REPORT_PROGRESS: &str = r#"(function(){var p=window.parent;if(!p||p===window)return;function send(){var e=document.getElementById("progress-message");if(!e)return;var d=e.dataset;function n(v){return Number(v||0);}function o(v){return v?v:null;}var r=d.predictedRight;p.postMessage({type:"outbox-playground:progress",explored:n(d.explored),total:n(d.total),wrong_ways:n(d.wrongWays),predictions:{made:n(d.made),right:n(d.right)},last:{outcome:o(d.outcome),row:o(d.row),predicted_right:r?r==="true":null},quest_map:{reached:n(d.questsReached),explained:n(d.questsExplained),total:n(d.questsTotal)},quests:(d.quests||"").split(";").filter(Boolean).map(function(q){var f=q.split(":");return{id:f[0],reached:f[1]==="true",explained:f[2]==="null"?null:f[2]==="true",hints_used:n(f[3])};})},"*");}document.addEventListener("outbox-playground:swapped",send);send();})();"#;
 
 #[component]
 pub fn EmbedPage() -> impl IntoView {

@@ -49,6 +49,10 @@ pub fn Playground() -> impl IntoView {
     let l = crate::locale::use_locale();
     let query = use_query_map().get_untracked();
     let preset = Preset::from_query(&query);
+    let chosen = crate::components::quest::chosen(
+        query.get(crate::components::quest::QUEST_PARAM).as_deref(),
+    );
+    let leave_quest = leave_quest_href(&query, in_embed_path());
     // Inside an embed the frame's token travels in every form's address (see `links`).
     let in_embed = leptos_router::hooks::use_location()
         .pathname
@@ -82,9 +86,21 @@ pub fn Playground() -> impl IntoView {
                     .settings()
                     .or_else(|| report.attempt.clone().filter(|_| report.race.is_none()));
                 let autorun = preset.autorun;
+                // Only a page with a chosen quest reads the quests (one more query).
+                let quests = if chosen.is_empty() {
+                    Vec::new()
+                } else {
+                    let list = crate::quest_api::quests().await.unwrap_or_default();
+                    chosen
+                        .iter()
+                        .filter_map(|id| list.get(id).cloned())
+                        .collect()
+                };
                 // Erased: the whole page's view type is otherwise too deep for the compiler.
-                view! { <Panels report compare initial progress embed=in_embed autorun /> }
-                    .into_any()
+                view! {
+                    <Panels report compare initial progress embed=in_embed autorun quests leave_quest />
+                }
+                .into_any()
             }
             Err(err) => view! { <ErrorNote err /> }.into_any(),
         }
@@ -93,6 +109,29 @@ pub fn Playground() -> impl IntoView {
         <div data-playground>{Suspend::new(panels)}</div>
         <script inner_html=crate::enhance::SCRIPT></script>
         <script inner_html=crate::enhance::STEPPER></script>
+    }
+}
+
+fn in_embed_path() -> bool {
+    leptos_router::hooks::use_location()
+        .pathname
+        .get_untracked()
+        == "/embed"
+}
+
+/// The page's address without its `quest` parameter (the embed keeps its frame token).
+fn leave_quest_href(query: &leptos_router::params::ParamsMap, embed: bool) -> String {
+    let kept: Vec<String> = query
+        .clone()
+        .into_iter()
+        .filter(|(k, _)| k != crate::components::quest::QUEST_PARAM)
+        .map(|(k, v)| format!("{k}={}", crate::links::encode(&v)))
+        .collect();
+    let path = if embed { "/embed" } else { "/" };
+    if kept.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{}", kept.join("&"))
     }
 }
 
@@ -176,6 +215,10 @@ fn Panels(
     embed: bool,
     /// The attempt a link ran on load: the author's demonstration, shown in full.
     autorun: bool,
+    /// The quests the link chose, with the learner's standing.
+    quests: Vec<crate::quest_api::QuestEntry>,
+    /// The same page without its quests.
+    leave_quest: String,
 ) -> impl IntoView {
     let l = crate::locale::use_locale();
     let initial = initial.unwrap_or_else(|| AttemptSettings {
@@ -226,8 +269,17 @@ fn Panels(
             Some(Either::Right(outside)),
         )
     };
-    let message = progress_message(&progress, &report.get_untracked());
+    let message = progress_message(&progress, &report.get_untracked(), &quests);
+    let quest_panels: Vec<_> = quests
+        .into_iter()
+        .map(|entry| {
+            let report = report.get_untracked();
+            let leave_href = leave_quest.clone();
+            view! { <crate::components::quest::QuestPanel entry report leave_href /> }
+        })
+        .collect();
     view! {
+        {quest_panels}
         <div class="workbench">
             <Controls initial trail lang=crate::locale::id(l).to_owned() frame>
                 {crate::components::prediction::prediction_fields(l, predict_first)}
@@ -256,7 +308,22 @@ fn Panels(
 
 /// What the embed tells its course page after each action (`outbox-playground:progress`, sent
 /// by the embed's script from these attributes).
-fn progress_message(p: &ProgressReport, r: &Report) -> impl IntoView + use<> {
+fn progress_message(
+    p: &ProgressReport,
+    r: &Report,
+    quests: &[crate::quest_api::QuestEntry],
+) -> impl IntoView + use<> {
+    // `id:reached:explained:hints` per chosen quest, `;`-separated (ids are [a-z0-9_]).
+    let quests = quests
+        .iter()
+        .map(|q| {
+            let explained = q
+                .explained
+                .map_or("null", |e| if e { "true" } else { "false" });
+            format!("{}:{}:{}:{}", q.id, q.reached, explained, q.hints_used)
+        })
+        .collect::<Vec<_>>()
+        .join(";");
     let row = r.outcome.and_then(|o| o.failure_row()).map(|row| row.id());
     let predicted_right = r
         .prediction
@@ -275,6 +342,10 @@ fn progress_message(p: &ProgressReport, r: &Report) -> impl IntoView + use<> {
             data-outcome=r.outcome.map(|o| o.id()).unwrap_or_default()
             data-row=row.unwrap_or_default()
             data-predicted-right=predicted_right
+            data-quests=quests
+            data-quests-reached=p.quests.reached
+            data-quests-explained=p.quests.explained
+            data-quests-total=p.quests.total
         ></div>
     }
 }
