@@ -12,9 +12,6 @@ use outbox_lab::catalog::{
 use outbox_lab::export::{Exported, Session, export};
 use outbox_lab::input::{AttemptSpec, Mistakes};
 use outbox_lab::outcome::Report;
-use outbox_lab::pg::{Lab, SchemaName};
-use outbox_lab::prediction::Prediction;
-use outbox_lab::step::{Command, Message};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 /// Exports `report`, replays it, and holds the replay's tables against the report's.
@@ -186,38 +183,6 @@ async fn a_race_replays_in_two_sessions_with_the_wait(
         assert_eq!(sessions(&e), vec![Session::A, Session::B]);
         let b = e.script(Session::B).unwrap();
         assert!(b.contains("(session B): run now, it will wait"), "{b}");
-    }
-}
-
-/// Drives the stepper: next at every pause, another writer at the pause after the UPDATE.
-async fn stepped_with_writer(lab: &Lab, sb: &SchemaName, crash_at_insert: bool) -> Report {
-    let (cmd_tx, mut cmd_rx) = tokio::sync::mpsc::channel(8);
-    let (out_tx, mut out_rx) = tokio::sync::mpsc::channel(8);
-    let spec = attempt(CrashPoint::None);
-    let prediction = Prediction::none();
-    let run = lab.step(sb, &spec, &prediction, &mut cmd_rx, &out_tx);
-    let drive = async {
-        let mut writer_sent = false;
-        while let Some(message) = out_rx.recv().await {
-            let Message::Pause(pause) = message else {
-                continue;
-            };
-            let command = match pause.at {
-                CrashPoint::AfterUpdate if !writer_sent => {
-                    writer_sent = true;
-                    Command::OtherWriter
-                }
-                CrashPoint::AfterInsert if crash_at_insert => Command::Crash,
-                _ => Command::Next,
-            };
-            if cmd_tx.send(command).await.is_err() {
-                break;
-            }
-        }
-    };
-    tokio::select! {
-        report = run => report.unwrap(),
-        _ = drive => panic!("the stepper stopped talking before its report"),
     }
 }
 

@@ -12,7 +12,6 @@ use outbox_lab::pg::{Lab, LabError, SchemaName};
 use outbox_lab::prediction::{Prediction, PredictionFields};
 use outbox_lab::quest::judge::holds;
 use outbox_lab::quest::{Condition, QuestState};
-use outbox_lab::step::{Command, Message};
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
@@ -153,44 +152,13 @@ async fn history_twice_and_the_repeat_applied_once_split_on_the_inbox(
     }
 }
 
-/// Drives the stepper: the other writer at the pause after the UPDATE, then on to COMMIT.
-async fn stepped_with_writer(lab: &Lab, sb: &SchemaName) -> Report {
-    let (cmd_tx, mut cmd_rx) = tokio::sync::mpsc::channel(8);
-    let (out_tx, mut out_rx) = tokio::sync::mpsc::channel(8);
-    let spec = attempt(CrashPoint::None);
-    let prediction = Prediction::none();
-    let run = lab.step(sb, &spec, &prediction, &mut cmd_rx, &out_tx);
-    let drive = async {
-        let mut writer_sent = false;
-        while let Some(message) = out_rx.recv().await {
-            let Message::Pause(pause) = message else {
-                continue;
-            };
-            let command = match pause.at {
-                CrashPoint::AfterUpdate if !writer_sent => {
-                    writer_sent = true;
-                    Command::OtherWriter
-                }
-                _ => Command::Next,
-            };
-            if cmd_tx.send(command).await.is_err() {
-                break;
-            }
-        }
-    };
-    tokio::select! {
-        report = run => report.unwrap(),
-        _ = drive => panic!("the stepper stopped talking before its report"),
-    }
-}
-
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
 async fn writer_waits_then_zero_is_reached_by_stepping_to_commit(
     _pool: PgPoolOptions,
     opts: PgConnectOptions,
 ) {
     let (lab, sb) = lab_with_sandbox(opts).await;
-    let r = stepped_with_writer(&lab, &sb).await;
+    let r = stepped_with_writer(&lab, &sb, false).await;
     let waiter = r.stepped.as_ref().and_then(|s| s.waiter.as_ref()).unwrap();
     assert!(!waiter.waited_behind.is_empty());
     assert_eq!(waiter.rows, Some(0));

@@ -14,6 +14,12 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 const JSON: (&str, &str) = ("accept", "application/json");
 const TOKEN: &str = "author-token-for-tests-0123";
 
+/// The answer is the refusal `code` with `status`.
+fn refused(answer: &common::Answer, status: StatusCode, code: &str) {
+    assert_eq!(answer.status, status, "{}", answer.json);
+    assert_eq!(answer.json["code"].as_str(), Some(code), "{}", answer.json);
+}
+
 fn quest<'a>(list: &'a Value, id: &str) -> &'a Value {
     list["quests"]
         .as_array()
@@ -70,10 +76,7 @@ async fn hints_then_the_goal_then_a_wrong_and_a_right_answer(
 
     // Refusals name the problem and change nothing.
     let unknown = post(&app, "/api/quest_hint", "quest=no_such_quest", &me).await;
-    assert_eq!(
-        (unknown.status, unknown.json["code"].as_str()),
-        (StatusCode::NOT_FOUND, Some("unknown_quest"))
-    );
+    refused(&unknown, StatusCode::NOT_FOUND, "unknown_quest");
     let early = post(
         &app,
         "/api/quest_answer",
@@ -81,10 +84,7 @@ async fn hints_then_the_goal_then_a_wrong_and_a_right_answer(
         &me,
     )
     .await;
-    assert_eq!(
-        (early.status, early.json["code"].as_str()),
-        (StatusCode::CONFLICT, Some("quest_not_reached"))
-    );
+    refused(&early, StatusCode::CONFLICT, "quest_not_reached");
     let list = post(&app, "/api/quests", "", &me).await;
     assert_eq!(
         quest(&list.json, "commit_not_kafka")["explained"],
@@ -109,10 +109,7 @@ async fn hints_then_the_goal_then_a_wrong_and_a_right_answer(
         &me,
     )
     .await;
-    assert_eq!(
-        (bad.status, bad.json["code"].as_str()),
-        (StatusCode::UNPROCESSABLE_ENTITY, Some("unknown_answer"))
-    );
+    refused(&bad, StatusCode::UNPROCESSABLE_ENTITY, "unknown_answer");
     let wrong = post(
         &app,
         "/api/quest_answer?lang=en",
@@ -171,10 +168,7 @@ async fn without_a_token_configured_there_is_no_author_s_page(
 ) {
     let app = app(opts);
     let api = post(&app, "/api/author", "token=anything", &[JSON]).await;
-    assert_eq!(
-        (api.status, api.json["code"].as_str()),
-        (StatusCode::NOT_FOUND, Some("no_author_page"))
-    );
+    refused(&api, StatusCode::NOT_FOUND, "no_author_page");
     let (status, _, _, body) = get(&app, "/author.csv?token=anything", &[]).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     let (status, _, _, _) = get(&app, "/author", &[]).await;
@@ -217,10 +211,7 @@ async fn the_author_s_page_and_csv_open_with_the_token_only(
         }
     }
     let wrong = post(&app, "/api/author", "token=not-the-token-at-all", &[JSON]).await;
-    assert_eq!(
-        (wrong.status, wrong.json["code"].as_str()),
-        (StatusCode::FORBIDDEN, Some("author_token_wrong"))
-    );
+    refused(&wrong, StatusCode::FORBIDDEN, "author_token_wrong");
     let counts = post(&app, "/api/author", &format!("token={TOKEN}"), &[JSON]).await;
     assert_eq!(counts.status, StatusCode::OK, "{}", counts.json);
     assert_eq!(counts.json["learners"], 2);

@@ -153,3 +153,39 @@ pub async fn tables_in(
         consumer_offset: consumer_offset.unwrap_or(0),
     })
 }
+
+/// Drives the stepper: next at every pause, another writer at the pause after the UPDATE.
+pub async fn stepped_with_writer(
+    lab: &Lab,
+    sb: &SchemaName,
+    crash_at_insert: bool,
+) -> outbox_lab::outcome::Report {
+    let (cmd_tx, mut cmd_rx) = tokio::sync::mpsc::channel(8);
+    let (out_tx, mut out_rx) = tokio::sync::mpsc::channel(8);
+    let spec = attempt(CrashPoint::None);
+    let prediction = outbox_lab::prediction::Prediction::none();
+    let run = lab.step(sb, &spec, &prediction, &mut cmd_rx, &out_tx);
+    let drive = async {
+        let mut writer_sent = false;
+        while let Some(message) = out_rx.recv().await {
+            let outbox_lab::step::Message::Pause(pause) = message else {
+                continue;
+            };
+            let command = match pause.at {
+                CrashPoint::AfterUpdate if !writer_sent => {
+                    writer_sent = true;
+                    outbox_lab::step::Command::OtherWriter
+                }
+                CrashPoint::AfterInsert if crash_at_insert => outbox_lab::step::Command::Crash,
+                _ => outbox_lab::step::Command::Next,
+            };
+            if cmd_tx.send(command).await.is_err() {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        report = run => report.unwrap(),
+        _ = drive => panic!("the stepper stopped talking before its report"),
+    }
+}
