@@ -32,31 +32,48 @@ CREATE TABLE lab.prediction_misses (
 );
 
 -- As before, and the action's quest marks (parallel arrays: quest id, the stages this action
--- met as a bit mask, the quest's stage count, whether it was an attempt along its dead end)
--- and its prediction's misses: one statement still, on the connection that holds the lock.
--- A stage counts only when the one before it was met by an earlier action.
+-- met as a bit mask, the quest's stage count, and for an attempt along the quest's dead end the
+-- count at which it says so, else 0) and its prediction's misses: one statement still, on the
+-- connection that holds the lock. A stage counts only when the one before it was met by an
+-- earlier action. A row is written only when its values change (a class repeating a reached
+-- quest writes no WAL for it), and tries stop counting at the dead end's count.
 DROP FUNCTION lab.leave_action(text, jsonb, jsonb, boolean, text, text, boolean);
 CREATE FUNCTION lab.leave_action(sandbox text, report jsonb, pending jsonb, keep_pending boolean,
                                  found_kind text, found_id text, predicted boolean,
                                  quest_ids text[], quest_met integer[], quest_stages integer[],
-                                 quest_tried boolean[], missed text[] DEFAULT '{}')
+                                 quest_tries_to integer[], missed text[] DEFAULT '{}')
 RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+    cur_stage   integer;
+    cur_reached boolean;
+    cur_tries   integer;
+    met         boolean;
+    new_stage   integer;
+    new_reached boolean;
+    new_tries   integer;
 BEGIN
     PERFORM lab.save_report(sandbox, report, pending, keep_pending, found_kind, found_id,
                             predicted);
     FOR i IN 1..coalesce(array_length(quest_ids, 1), 0) LOOP
+        SELECT q.stage, q.reached, q.tries INTO cur_stage, cur_reached, cur_tries
+          FROM lab.quest_progress q
+         WHERE q.schema_name = sandbox AND q.quest = quest_ids[i];
+        IF NOT FOUND THEN
+            cur_stage := 0;
+            cur_reached := false;
+            cur_tries := 0;
+        END IF;
+        met := NOT cur_reached AND quest_met[i] & (1 << cur_stage) <> 0;
+        new_stage := cur_stage + met::integer;
+        new_reached := cur_reached OR (met AND new_stage >= quest_stages[i]);
+        new_tries := CASE WHEN quest_tries_to[i] > 0 AND NOT cur_reached
+                          THEN least(cur_tries + 1, quest_tries_to[i]) ELSE cur_tries END;
+        CONTINUE WHEN (new_stage, new_reached, new_tries) = (cur_stage, cur_reached, cur_tries);
         INSERT INTO lab.quest_progress AS q (schema_name, quest, stage, reached, tries)
-        VALUES (sandbox, quest_ids[i],
-                (quest_met[i] & 1 <> 0)::integer,
-                quest_met[i] & 1 <> 0 AND quest_stages[i] <= 1,
-                quest_tried[i]::integer)
+        VALUES (sandbox, quest_ids[i], new_stage, new_reached, new_tries)
         ON CONFLICT (schema_name, quest) DO UPDATE
-           SET stage = CASE WHEN NOT q.reached AND quest_met[i] & (1 << q.stage) <> 0
-                            THEN q.stage + 1 ELSE q.stage END,
-               reached = q.reached
-                      OR (quest_met[i] & (1 << q.stage) <> 0 AND q.stage + 1 >= quest_stages[i]),
-               tries = q.tries + (quest_tried[i] AND NOT q.reached)::integer;
+           SET stage = excluded.stage, reached = excluded.reached, tries = excluded.tries;
     END LOOP;
     IF found_kind IS NOT NULL AND cardinality(missed) > 0 THEN
         INSERT INTO lab.prediction_misses AS m (schema_name, kind, id, why)

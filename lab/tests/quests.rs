@@ -79,8 +79,9 @@ async fn status_without_intent_is_reached_by_trace_a_and_never_by_the_outbox_way
     let db = PgPool::connect_with(opts).await.unwrap();
     const ID: &str = "status_without_intent";
 
-    // Near miss: the outbox way resolves the ticket *with* its outbox row.
-    for _ in 0..3 {
+    // Near miss: the outbox way resolves the ticket *with* its outbox row. Tries stop counting
+    // at the dead end's three.
+    for _ in 0..4 {
         lab.reset(&sb).await.unwrap();
         let r = lab.attempt(&sb, &attempt(CrashPoint::None)).await.unwrap();
         assert_eq!(
@@ -102,6 +103,22 @@ async fn status_without_intent_is_reached_by_trace_a_and_never_by_the_outbox_way
     let s = state(&lab, &sb, ID).await;
     assert!(s.reached);
     assert_eq!(s.tries, 3, "a reached quest counts no more tries");
+
+    // Reaching it again changes nothing, so its row is not written again (same xmin).
+    let version = || async {
+        sqlx::query_scalar::<_, String>(
+            "SELECT xmin::text FROM lab.quest_progress WHERE schema_name = $1 AND quest = $2",
+        )
+        .bind(sb.as_str())
+        .bind(ID)
+        .fetch_one(&db)
+        .await
+        .unwrap()
+    };
+    let before = version().await;
+    lab.reset(&sb).await.unwrap();
+    lab.attempt(&sb, &trace_a()).await.unwrap();
+    assert_eq!(version().await, before);
 }
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]

@@ -15,6 +15,7 @@ pub mod budget;
 pub mod crash;
 pub mod database;
 pub mod error;
+mod lock_conns;
 pub mod naive;
 pub mod names;
 pub mod outage;

@@ -161,7 +161,7 @@ pub(super) struct Inner {
     /// One action at a time per sandbox, so each report is judged against its own "before".
     local_locks: LocalLocks,
     /// Connections that hold the sandboxes' advisory locks, apart from the working pool.
-    pub(super) lock_pool: PgPool,
+    pub(super) lock_pool: Arc<super::lock_conns::LockConnections>,
     outage: super::outage::Outage,
     pub(super) stepping: super::stepper::Stepping,
     budget: Budget,
@@ -191,8 +191,11 @@ impl Lab {
             .application_name("outbox-playground")
             .disable_statement_logging();
         let pool = pool_options(&config, config.pool_max).connect_lazy_with(connect.clone());
-        let lock_pool =
-            pool_options(&config, config.lock_connections).connect_lazy_with(connect.clone());
+        let lock_pool = super::lock_conns::LockConnections::new(
+            connect.clone(),
+            config.lock_connections,
+            config.acquire_timeout,
+        );
         let budget = Budget::new(
             config.lock_connections,
             config.reservable_work(),
@@ -268,7 +271,7 @@ impl Lab {
     fn pools_full(&self) -> bool {
         let full = |pool: &PgPool, max: u32| pool.size() >= max && pool.num_idle() == 0;
         let c = &self.inner.config;
-        full(&self.inner.pool, c.pool_max) || full(&self.inner.lock_pool, c.lock_connections)
+        full(&self.inner.pool, c.pool_max) || self.inner.lock_pool.is_full()
     }
 
     /// The handle a caller that has reserved an action's connections runs it with.

@@ -261,7 +261,7 @@ pub async fn leave_action(
         .bind(&quests.ids)
         .bind(&quests.met)
         .bind(&quests.stages)
-        .bind(&quests.tried)
+        .bind(&quests.tries_to)
         .bind(&missed)
         .execute(conn)
         .await

@@ -9,14 +9,14 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use sqlx::pool::PoolConnection;
+use sqlx::PgConnection;
 use sqlx::types::Json;
-use sqlx::{PgConnection, PgPool, Postgres};
 use tokio::sync::OwnedMutexGuard;
 
 use crate::outcome::{Report, Snapshot};
 
 use super::error::{LabError, sqlstate};
+use super::lock_conns::{LockConnection, LockConnections};
 use super::names::SchemaName;
 use super::runner::PendingAttempt;
 
@@ -55,7 +55,7 @@ impl LocalLocks {
 /// instead (an error, a cancelled request), its connection is closed rather than pooled, and
 /// PostgreSQL drops the advisory lock with the session.
 pub struct SandboxLock {
-    conn: Option<PoolConnection<Postgres>>,
+    conn: Option<LockConnection>,
     sandbox: SchemaName,
     _local: OwnedMutexGuard<()>,
 }
@@ -65,12 +65,12 @@ impl SandboxLock {
     /// with `read_tables`, also reads its tables under it.
     pub async fn enter(
         local: LocalGuard,
-        lock_pool: &PgPool,
+        lock_conns: &Arc<LockConnections>,
         sandbox: &SchemaName,
         read_tables: bool,
     ) -> Result<(SandboxLock, Option<Snapshot>), LabError> {
-        let mut conn = lock_pool.acquire().await.map_err(LabError::from_sqlx)?;
-        match enter(&mut conn, sandbox, read_tables).await {
+        let mut conn = lock_conns.acquire().await?;
+        match enter(conn.conn()?, sandbox, read_tables).await {
             Ok(tables) => Ok((
                 SandboxLock {
                     conn: Some(conn),
@@ -79,20 +79,18 @@ impl SandboxLock {
                 },
                 tables,
             )),
-            Err(e) => {
-                // The read may fail after the lock was taken (a sandbox dropped meanwhile):
-                // the session goes, and the lock with it.
-                conn.close_on_drop();
-                Err(e)
-            }
+            // The read may fail after the lock was taken (a sandbox dropped meanwhile): the
+            // connection is dropped, so the session goes, and the lock with it.
+            Err(e) => Err(e),
         }
     }
 
     /// The connection that holds the lock: the action's bookkeeping runs on it.
     pub fn conn(&mut self) -> Result<&mut PgConnection, LabError> {
         self.conn
-            .as_deref_mut()
-            .ok_or(LabError::Unavailable(sqlx::Error::PoolClosed))
+            .as_mut()
+            .ok_or(LabError::Unavailable(sqlx::Error::PoolClosed))?
+            .conn()
     }
 
     /// Keeps the action's report and releases the lock in one statement, then gives the
@@ -107,7 +105,7 @@ impl SandboxLock {
     ) -> Result<(), LabError> {
         if let Some(mut conn) = self.conn.take() {
             let left = super::sandbox::leave_action(
-                &mut conn,
+                conn.conn()?,
                 &self.sandbox,
                 report,
                 pending,
@@ -115,34 +113,23 @@ impl SandboxLock {
                 quests,
             )
             .await;
-            if left.is_err() {
-                conn.close_on_drop();
-            }
+            // Answered in full: back to the pool; else dropped, which closes it.
             left?;
+            conn.give_back();
         }
         Ok(())
     }
 
     pub async fn release(mut self) -> Result<(), LabError> {
         if let Some(mut conn) = self.conn.take() {
-            let unlocked = sqlx::query(UNLOCK)
+            sqlx::query(UNLOCK)
                 .bind(self.sandbox.as_str())
-                .execute(&mut *conn)
-                .await;
-            if unlocked.is_err() {
-                conn.close_on_drop();
-            }
-            unlocked.map_err(LabError::from_sqlx)?;
+                .execute(conn.conn()?)
+                .await
+                .map_err(LabError::from_sqlx)?;
+            conn.give_back();
         }
         Ok(())
-    }
-}
-
-impl Drop for SandboxLock {
-    fn drop(&mut self) {
-        if let Some(conn) = self.conn.as_mut() {
-            conn.close_on_drop();
-        }
     }
 }
 

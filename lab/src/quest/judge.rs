@@ -36,14 +36,14 @@ impl QuestSeen {
 }
 
 /// What an action's bookkeeping statement records for the quests it concerns, as parallel
-/// arrays (`lab.leave_action`): each quest's stages met (a bit mask), its stage count, and
-/// whether it was an attempt along its dead end.
+/// arrays (`lab.leave_action`): each quest's stages met (a bit mask), its stage count, and for
+/// an attempt along its dead end the count its tries stop at (else 0).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Marks {
     pub ids: Vec<String>,
     pub met: Vec<i32>,
     pub stages: Vec<i32>,
-    pub tried: Vec<bool>,
+    pub tries_to: Vec<i32>,
 }
 
 impl Marks {
@@ -62,7 +62,12 @@ impl Marks {
             marks
                 .stages
                 .push(i32::try_from(quest.stages.len()).unwrap_or(i32::MAX));
-            marks.tried.push(s.tried);
+            let tries_to = quest.dead_end.as_ref().map_or(0, |d| d.after);
+            marks.tries_to.push(if s.tried {
+                i32::try_from(tries_to).unwrap_or(i32::MAX)
+            } else {
+                0
+            });
         }
         marks
     }
