@@ -22,6 +22,8 @@ pub struct Config {
     pub sockets_per_client: usize,
     /// `PLAYGROUND_STEP_RUNS_PER_CLIENT`: stepped runs one client address may hold at once.
     pub step_runs_per_client: usize,
+    /// `PLAYGROUND_LTI_CONFIG` and `PLAYGROUND_LTI_KEY`: the playground as an LTI 1.3 tool.
+    pub lti: crate::lti::launch::Configured,
 }
 
 /// Sockets and held runs per address. A class behind one NAT is the normal case: thirty
@@ -136,6 +138,7 @@ impl Config {
                 "PLAYGROUND_STEP_RUNS_PER_CLIENT",
                 DEFAULT_STEP_RUNS_PER_CLIENT,
             )?,
+            lti: lti()?,
         })
     }
 }
@@ -190,6 +193,40 @@ fn quests() -> Result<std::sync::Arc<outbox_lab::quest::QuestBook>, ConfigError>
     outbox_lab::quest::file::parse(&source)
         .map(std::sync::Arc::new)
         .map_err(|e| ConfigError::new("PLAYGROUND_QUESTS", EXPECTED, &format!("{origin}: {e}")))
+}
+
+/// `PLAYGROUND_LTI_CONFIG` (the platforms' registrations) and `PLAYGROUND_LTI_KEY` (the tool's
+/// private key, generated there if missing): both checked now; unset, there is no LTI.
+fn lti() -> Result<crate::lti::launch::Configured, ConfigError> {
+    let config = match std::env::var("PLAYGROUND_LTI_CONFIG") {
+        Err(_) => return Ok(None),
+        Ok(path) if path.trim().is_empty() => return Ok(None),
+        Ok(path) => path.trim().to_owned(),
+    };
+    let key = std::env::var("PLAYGROUND_LTI_KEY")
+        .ok()
+        .map(|k| k.trim().to_owned())
+        .filter(|k| !k.is_empty())
+        .ok_or_else(|| {
+            ConfigError::new(
+                "PLAYGROUND_LTI_KEY",
+                "the path of the tool's RSA private key (PEM; generated there if missing) when PLAYGROUND_LTI_CONFIG is set",
+                "",
+            )
+        })?;
+    crate::lti::Lti::from_files(std::path::Path::new(&config), std::path::Path::new(&key))
+        .map(|lti| Some(std::sync::Arc::new(lti)))
+        .map_err(|e| {
+            let name = match e {
+                crate::lti::LtiConfigError::Key(_) => "PLAYGROUND_LTI_KEY",
+                _ => "PLAYGROUND_LTI_CONFIG",
+            };
+            ConfigError::new(
+                name,
+                "a readable LTI registration file and RSA key (see the README's \"LTI 1.3 (launch)\")",
+                &e.to_string(),
+            )
+        })
 }
 
 /// A header name from the environment (`X-Forwarded-For`), if the variable is set.
