@@ -396,6 +396,7 @@ pub fn lti_refusal(l: crate::i18n::Locale, code: &str) -> (String, String, Strin
         "unknown_deployment" => td_string!(l, lti.unknown_deployment),
         "wrong_message" => td_string!(l, lti.wrong_message),
         "missing_claim" => td_string!(l, lti.missing_claim),
+        "unavailable" => td_string!(l, errors.unavailable),
         _ => td_string!(l, lti.no_sandbox),
     };
     (

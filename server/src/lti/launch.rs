@@ -103,7 +103,8 @@ impl Refusal {
             Refusal::UnknownDeployment(_) => "unknown_deployment",
             Refusal::WrongMessage(_) => "wrong_message",
             Refusal::MissingClaim(_) => "missing_claim",
-            Refusal::NoSandbox(_) | Refusal::Database(_) => "no_sandbox",
+            Refusal::NoSandbox(LabError::Unavailable(_)) | Refusal::Database(_) => "unavailable",
+            Refusal::NoSandbox(_) => "no_sandbox",
         }
     }
 
