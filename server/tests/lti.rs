@@ -431,6 +431,32 @@ async fn an_unknown_kid_fetches_the_key_set_again_then_is_refused(
         1,
     )
     .await;
+    // Another made-up key id right after: refused without asking the platform again.
+    let login = platform.login("carol").await;
+    let token = sign(
+        &platform.claims(&login, "carol", "link-1"),
+        1,
+        "made-up-key",
+    );
+    let answer = platform.post_token(&login.state, &token).await;
+    assert_eq!(platform.fetches.load(Ordering::SeqCst), 2);
+    assert_refused(
+        &platform,
+        answer,
+        StatusCode::UNAUTHORIZED,
+        "unknown_key",
+        says,
+        1,
+    )
+    .await;
+    // The platform's own key still verifies from the kept set.
+    let login = platform.login("dave").await;
+    let good = sign(&platform.claims(&login, "dave", "link-1"), 0, PLATFORM_KID);
+    assert_eq!(
+        platform.post_token(&login.state, &good).await.0,
+        StatusCode::SEE_OTHER
+    );
+    assert_eq!(platform.fetches.load(Ordering::SeqCst), 2);
 }
 
 #[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]

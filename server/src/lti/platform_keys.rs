@@ -1,6 +1,8 @@
 //! The platforms' public key sets, fetched from their `jwks_url` and kept by `kid`. A key id
 //! not in the kept set makes one fresh fetch (the platform may have rotated its key); still
-//! unknown, the launch is refused.
+//! unknown, the launch is refused, and for [`MISS_PAUSE`] after such a fruitless fetch no
+//! unknown key id fetches that set again (a stream of made-up key ids must not turn into a
+//! stream of requests to the platform).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -11,6 +13,8 @@ use jsonwebtoken::jwk::JwkSet;
 
 /// How long a key set fetch may take.
 pub const FETCH_LIMIT: Duration = Duration::from_secs(5);
+/// After a fetch that did not find the key asked for: how long unknown key ids fetch nothing.
+pub const MISS_PAUSE: Duration = Duration::from_secs(10);
 /// The largest key set read.
 const MAX_JWKS_BYTES: usize = 256 * 1024;
 
@@ -31,6 +35,8 @@ pub enum KeySetError {
 pub struct PlatformKeys {
     client: reqwest::Client,
     sets: Mutex<HashMap<String, JwkSet>>,
+    /// When a fetch of each set last failed to find the key asked for.
+    misses: Mutex<HashMap<String, std::time::Instant>>,
 }
 
 impl std::fmt::Debug for PlatformKeys {
@@ -49,6 +55,7 @@ impl PlatformKeys {
         Ok(PlatformKeys {
             client,
             sets: Mutex::new(HashMap::new()),
+            misses: Mutex::new(HashMap::new()),
         })
     }
 
@@ -57,14 +64,31 @@ impl PlatformKeys {
         if let Some(key) = self.kept(url, kid)? {
             return Ok(key);
         }
+        let unknown = || KeySetError::UnknownKid {
+            url: url.to_owned(),
+            kid: kid.to_owned(),
+        };
+        let paused = self
+            .misses
+            .lock()
+            .ok()
+            .is_some_and(|misses| misses.get(url).is_some_and(|at| at.elapsed() < MISS_PAUSE));
+        if paused {
+            return Err(unknown());
+        }
         let set = self.fetch(url).await?;
         if let Ok(mut sets) = self.sets.lock() {
             sets.insert(url.to_owned(), set);
         }
-        self.kept(url, kid)?.ok_or_else(|| KeySetError::UnknownKid {
-            url: url.to_owned(),
-            kid: kid.to_owned(),
-        })
+        match self.kept(url, kid)? {
+            Some(key) => Ok(key),
+            None => {
+                if let Ok(mut misses) = self.misses.lock() {
+                    misses.insert(url.to_owned(), std::time::Instant::now());
+                }
+                Err(unknown())
+            }
+        }
     }
 
     fn kept(&self, url: &str, kid: &str) -> Result<Option<DecodingKey>, KeySetError> {
