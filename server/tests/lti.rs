@@ -127,9 +127,14 @@ struct Login {
 
 impl Platform {
     async fn login(&self, user: &str) -> Login {
+        self.login_with(user, "").await
+    }
+
+    /// A login initiation whose registered URL carries `extra` (e.g. `&lang=en`).
+    async fn login_with(&self, user: &str, extra: &str) -> Login {
         let path = format!(
             "/lti/login?iss={}&login_hint={user}&client_id={CLIENT_ID}\
-             &lti_message_hint=hint-{user}&target_link_uri=http%3A%2F%2F{HOST}%2Flti%2Flaunch",
+             &lti_message_hint=hint-{user}&target_link_uri=http%3A%2F%2F{HOST}%2Flti%2Flaunch{extra}",
             urlencode(&self.issuer)
         );
         let (status, _, location, _) = common::get(&self.app, &path, &[("host", HOST)]).await;
@@ -656,4 +661,34 @@ async fn the_tools_key_set_is_published(_: sqlx::postgres::PgPoolOptions, opts: 
     // The set is what a platform reads: jsonwebtoken takes it as a JWK set.
     let parsed: jsonwebtoken::jwk::JwkSet = serde_json::from_value(set).unwrap();
     assert!(jsonwebtoken::DecodingKey::from_jwk(&parsed.keys[0]).is_ok());
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn a_login_url_in_english_refuses_and_opens_in_english(
+    _: sqlx::postgres::PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let platform = platform(opts).await;
+    let login = platform.login_with("alice", "&lang=en").await;
+    let mut claims = platform.claims(&login, "alice", "link-1");
+    claims["https://purl.imsglobal.org/spec/lti/claim/version"] = json!("1.1");
+    let (status, _, page) = platform
+        .post_token(&login.state, &sign(&claims, 0, PLATFORM_KID))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(page.contains("<html lang=\"en\">"), "{page}");
+    assert!(
+        page.contains("not an LTI 1.3.0 resource link launch"),
+        "{page}"
+    );
+    assert_eq!(platform.claimed().await, 0);
+    let login = platform.login_with("alice", "&lang=en").await;
+    let token = sign(&platform.claims(&login, "alice", "link-1"), 0, PLATFORM_KID);
+    let (status, location, _) = platform.post_token(&login.state, &token).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert!(
+        location
+            .unwrap()
+            .starts_with("/embed?lang=en&quest=first_steps&s=")
+    );
 }
