@@ -22,6 +22,8 @@ pub struct Config {
     pub sockets_per_client: usize,
     /// `PLAYGROUND_STEP_RUNS_PER_CLIENT`: stepped runs one client address may hold at once.
     pub step_runs_per_client: usize,
+    /// `PLAYGROUND_LTI_CONFIG` and `PLAYGROUND_LTI_KEY`: the playground as an LTI 1.3 tool.
+    pub lti: crate::lti::launch::Configured,
 }
 
 /// Sockets and held runs per address. A class behind one NAT is the normal case: thirty
@@ -136,6 +138,7 @@ impl Config {
                 "PLAYGROUND_STEP_RUNS_PER_CLIENT",
                 DEFAULT_STEP_RUNS_PER_CLIENT,
             )?,
+            lti: lti()?,
         })
     }
 }
@@ -192,6 +195,50 @@ fn quests() -> Result<std::sync::Arc<outbox_lab::quest::QuestBook>, ConfigError>
         .map_err(|e| ConfigError::new("PLAYGROUND_QUESTS", EXPECTED, &format!("{origin}: {e}")))
 }
 
+/// `PLAYGROUND_LTI_CONFIG` (the platforms' registrations) and `PLAYGROUND_LTI_KEY` (the tool's
+/// private key, generated there if missing): both checked now; unset, there is no LTI.
+fn lti() -> Result<crate::lti::launch::Configured, ConfigError> {
+    lti_from(
+        std::env::var("PLAYGROUND_LTI_CONFIG").ok(),
+        std::env::var("PLAYGROUND_LTI_KEY").ok(),
+    )
+}
+
+/// [`lti`] from the two variables' values.
+pub fn lti_from(
+    config: Option<String>,
+    key: Option<String>,
+) -> Result<crate::lti::launch::Configured, ConfigError> {
+    let config = match config {
+        None => return Ok(None),
+        Some(path) if path.trim().is_empty() => return Ok(None),
+        Some(path) => path.trim().to_owned(),
+    };
+    let key = key
+        .map(|k| k.trim().to_owned())
+        .filter(|k| !k.is_empty())
+        .ok_or_else(|| {
+            ConfigError::new(
+                "PLAYGROUND_LTI_KEY",
+                "the path of the tool's RSA private key (PEM; generated there if missing) when PLAYGROUND_LTI_CONFIG is set",
+                "",
+            )
+        })?;
+    crate::lti::Lti::from_files(std::path::Path::new(&config), std::path::Path::new(&key))
+        .map(|lti| Some(std::sync::Arc::new(lti)))
+        .map_err(|e| {
+            let name = match e {
+                crate::lti::LtiConfigError::Key(_) => "PLAYGROUND_LTI_KEY",
+                _ => "PLAYGROUND_LTI_CONFIG",
+            };
+            ConfigError::new(
+                name,
+                "a readable LTI registration file and RSA key (see the README's \"LTI 1.3 (launch)\")",
+                &e.to_string(),
+            )
+        })
+}
+
 /// A header name from the environment (`X-Forwarded-For`), if the variable is set.
 fn header_name(name: &'static str) -> Result<Option<http::HeaderName>, ConfigError> {
     match std::env::var(name) {
@@ -238,5 +285,41 @@ fn positive(name: &'static str, default: f32) -> Result<f32, ConfigError> {
             expected: "a number of at least 1",
             value: value.to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_lti_configuration_refuses_the_start_naming_what_is_wrong() {
+        assert!(lti_from(None, None).unwrap().is_none());
+        assert!(lti_from(Some(" ".into()), None).unwrap().is_none());
+        let dir = std::env::temp_dir().join(format!("lti-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("lti.toml");
+        std::fs::write(
+            &file,
+            "[[registration]]\nissuer = \"https://lms.example.org\"\nclient_id = \"\"\n\
+             deployment_ids = [\"1\"]\nauth_login_url = \"https://lms.example.org/a\"\n\
+             token_url = \"https://lms.example.org/t\"\njwks_url = \"https://lms.example.org/k\"\n",
+        )
+        .unwrap();
+        let path = file.display().to_string();
+        let key = dir.join("tool.pem").display().to_string();
+        let no_key = lti_from(Some(path.clone()), None).unwrap_err().to_string();
+        assert!(no_key.starts_with("PLAYGROUND_LTI_KEY must be"), "{no_key}");
+        let bad = lti_from(Some(path.clone()), Some(key.clone()))
+            .unwrap_err()
+            .to_string();
+        assert!(bad.starts_with("PLAYGROUND_LTI_CONFIG must be"), "{bad}");
+        assert!(bad.contains("registration 1: client_id is empty"), "{bad}");
+        assert!(bad.contains(&path), "{bad}");
+        let missing = lti_from(Some(dir.join("none.toml").display().to_string()), Some(key))
+            .unwrap_err()
+            .to_string();
+        assert!(missing.contains("none.toml"), "{missing}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

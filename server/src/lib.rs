@@ -11,6 +11,7 @@ pub mod embed;
 pub mod export;
 pub mod form_redirect;
 pub mod headers;
+pub mod lti;
 pub mod routes;
 pub mod serve;
 pub mod step_socket;

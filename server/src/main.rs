@@ -56,6 +56,7 @@ async fn main() -> anyhow::Result<()> {
         app: AppState::new(lab.clone(), config.web.clone()),
         frame_ancestors: config.frame_ancestors.clone(),
         sockets,
+        lti: config.lti.clone(),
     });
     let listener = tokio::net::TcpListener::bind(addr)
         .await

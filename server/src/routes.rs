@@ -26,6 +26,8 @@ pub struct ServerState {
     pub frame_ancestors: FrameAncestors,
     /// The stepper's sockets: caps per client address, and the server's shutdown.
     pub sockets: crate::step_socket::Sockets,
+    /// LTI 1.3 (`PLAYGROUND_LTI_CONFIG`); `None`: the LTI routes answer 404.
+    pub lti: crate::lti::launch::Configured,
 }
 
 impl FromRef<ServerState> for LeptosOptions {
@@ -51,6 +53,15 @@ pub fn router(state: ServerState) -> Router {
         .route("/api/export", get(crate::export::export_run))
         .route("/author.csv", get(crate::author::author_csv))
         .route("/api/{*fn_name}", post(server_fn))
+        .route(crate::lti::launch::JWKS_PATH, get(crate::lti::launch::jwks))
+        .route(
+            crate::lti::launch::LOGIN_PATH,
+            get(crate::lti::launch::login).post(crate::lti::launch::login),
+        )
+        .route(
+            crate::lti::launch::LAUNCH_PATH,
+            post(crate::lti::launch::launch),
+        )
         .leptos_routes_with_context(
             &state,
             routes,

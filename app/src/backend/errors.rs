@@ -373,6 +373,39 @@ pub fn step_refusal(l: crate::i18n::Locale, code: &str) -> String {
     .to_owned()
 }
 
+/// An LTI launch's refusal page, by its reason's code, in `l`: its title, what went wrong,
+/// and what the learner can do.
+pub fn lti_refusal(l: crate::i18n::Locale, code: &str) -> (String, String, String) {
+    let why = match code {
+        "login_missing_params" => td_string!(l, lti.login_missing_params),
+        "unknown_platform" => td_string!(l, lti.unknown_platform),
+        "wrong_target" => td_string!(l, lti.wrong_target),
+        "state_missing" => td_string!(l, lti.state_missing),
+        "state_unknown" => td_string!(l, lti.state_unknown),
+        "state_used" => td_string!(l, lti.state_used),
+        "token_missing" => td_string!(l, lti.token_missing),
+        "malformed" => td_string!(l, lti.malformed),
+        "bad_signature" => td_string!(l, lti.bad_signature),
+        "unknown_key" => td_string!(l, lti.unknown_key),
+        "keys_unreachable" => td_string!(l, lti.keys_unreachable),
+        "wrong_issuer" => td_string!(l, lti.wrong_issuer),
+        "wrong_audience" => td_string!(l, lti.wrong_audience),
+        "expired" => td_string!(l, lti.expired),
+        "nonce_replayed" => td_string!(l, lti.nonce_replayed),
+        "nonce_mismatch" => td_string!(l, lti.nonce_mismatch),
+        "unknown_deployment" => td_string!(l, lti.unknown_deployment),
+        "wrong_message" => td_string!(l, lti.wrong_message),
+        "missing_claim" => td_string!(l, lti.missing_claim),
+        "unavailable" => td_string!(l, errors.unavailable),
+        _ => td_string!(l, lti.no_sandbox),
+    };
+    (
+        td_string!(l, lti.refused_title).to_owned(),
+        why.to_owned(),
+        td_string!(l, lti.refused_hint).to_owned(),
+    )
+}
+
 /// Catalogue ids as an error message lists them.
 fn ids<'a>(ids: impl Iterator<Item = &'a str>) -> String {
     ids.collect::<Vec<_>>().join(", ")

@@ -127,6 +127,25 @@ impl FrameTokens {
         same && issued <= now + 60 && now - issued.min(now) <= FRAME_TOKEN_ADOPTABLE_FOR.as_secs()
     }
 
+    /// A token that always names the same sandbox for the same `parts` (an LTI learner on
+    /// one resource link): a keyed hash, so nobody without the server's secret can compute
+    /// it, and nothing but its own hash is stored. It is not adoptable: whoever derives one
+    /// claims its sandbox at once.
+    pub fn derive(&self, purpose: &str, parts: &[&str]) -> SandboxToken {
+        use hmac::Mac;
+        let Ok(mut mac) = hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.secret) else {
+            // HMAC takes a key of any length; this arm is never taken.
+            return SandboxToken::generate();
+        };
+        // Each part with its length first: ("ab", "c") and ("a", "bc") never meet.
+        for part in std::iter::once(purpose).chain(parts.iter().copied()) {
+            mac.update(&(part.len() as u64).to_be_bytes());
+            mac.update(part.as_bytes());
+        }
+        let full = mac.finalize().into_bytes();
+        SandboxToken(full.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
     fn tag(&self, message: &[u8]) -> [u8; 8] {
         use hmac::Mac;
         let mut mac = match hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.secret) {
@@ -211,6 +230,20 @@ mod tests {
         let last = if flipped.ends_with('0') { "1" } else { "0" };
         flipped.replace_range(63.., last);
         assert!(!tokens.adoptable_at(&SandboxToken(flipped), now));
+    }
+
+    #[test]
+    fn derived_tokens_are_stable_per_parts_and_secret() {
+        let tokens = FrameTokens::new(b"secret".to_vec());
+        let a = tokens.derive("lti", &["iss", "dep", "user", "link"]);
+        assert_eq!(SandboxToken::parse(a.as_str()), Some(a.clone()));
+        assert!(a == tokens.derive("lti", &["iss", "dep", "user", "link"]));
+        assert!(a != tokens.derive("lti", &["iss", "dep", "other", "link"]));
+        assert!(a != tokens.derive("lti", &["iss", "dep", "userl", "ink"]));
+        assert!(
+            a != FrameTokens::new(b"other".to_vec()).derive("lti", &["iss", "dep", "user", "link"])
+        );
+        assert!(!tokens.adoptable(&a));
     }
 
     #[test]

@@ -34,6 +34,20 @@ pub fn app_and_shutdown(
     config: LabConfig,
     web: WebSettings,
 ) -> (Router, tokio::sync::watch::Sender<bool>) {
+    app_lti(opts, config, web, None)
+}
+
+/// The router with LTI configured (or not).
+pub fn app_with_lti(opts: PgConnectOptions, lti: server::lti::launch::Configured) -> Router {
+    app_lti(opts, LabConfig::default(), WebSettings::default(), lti).0
+}
+
+fn app_lti(
+    opts: PgConnectOptions,
+    config: LabConfig,
+    web: WebSettings,
+    lti: server::lti::launch::Configured,
+) -> (Router, tokio::sync::watch::Sender<bool>) {
     let lab = Lab::with_options(
         opts,
         LabConfig {
@@ -55,6 +69,7 @@ pub fn app_and_shutdown(
         frame_ancestors: server::headers::FrameAncestors::parse("http://localhost:4321")
             .expect("a valid origin"),
         sockets,
+        lti,
     });
     (router, shutdown)
 }
