@@ -190,16 +190,7 @@ pub async fn login(State(state): State<ServerState>, request: Request<Body>) -> 
     let (parts, params) = parameters(request).await;
     let asked = asked_locale(&params);
     match login_redirect(&state, &lti, &parts, &params, asked).await {
-        Ok(target) => {
-            let mut response = StatusCode::FOUND.into_response();
-            if let Ok(value) = HeaderValue::from_str(&target) {
-                response.headers_mut().insert(header::LOCATION, value);
-            }
-            response
-                .headers_mut()
-                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            response
-        }
+        Ok(target) => redirect(StatusCode::FOUND, &target),
         Err(refusal) => refusal_page(&refusal, asked.unwrap_or_default(), LOGIN_PATH),
     }
 }
@@ -355,16 +346,7 @@ pub async fn launch(State(state): State<ServerState>, request: Request<Body>) ->
     let (parts, params) = parameters(request).await;
     let mut locale = asked_locale(&params);
     match accept(&state, &lti, &parts, &params, &mut locale).await {
-        Ok(target) => {
-            let mut response = StatusCode::SEE_OTHER.into_response();
-            if let Ok(value) = HeaderValue::from_str(&target) {
-                response.headers_mut().insert(header::LOCATION, value);
-            }
-            response
-                .headers_mut()
-                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            response
-        }
+        Ok(target) => redirect(StatusCode::SEE_OTHER, &target),
         Err(refusal) => refusal_page(&refusal, locale.unwrap_or_default(), LAUNCH_PATH),
     }
 }
@@ -645,3 +627,15 @@ fn escape(text: &str) -> String {
 
 /// The LTI state for the router: present only when configured.
 pub type Configured = Option<Arc<Lti>>;
+
+/// A redirect to `target` that no cache keeps (its address carries a state or a token).
+fn redirect(status: StatusCode, target: &str) -> Response {
+    let mut response = status.into_response();
+    if let Ok(value) = HeaderValue::from_str(target) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
