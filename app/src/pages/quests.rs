@@ -42,10 +42,12 @@ fn QuestIndex(list: QuestList) -> impl IntoView {
         total = list.quests.len()
     )
     .to_string();
-    let areas = ["ticket", "trace_a", "race", "after_commit"];
-    let groups: Vec<_> = areas
-        .into_iter()
-        .filter_map(|area| {
+    use outbox_lab::quest::Area;
+    // The areas in the catalogue's order; a heading per area, exhaustively.
+    let groups: Vec<_> = Area::ALL
+        .iter()
+        .map(|a| (*a, a.id()))
+        .filter_map(|(kind, area)| {
             let items: Vec<_> = list
                 .quests
                 .iter()
@@ -53,11 +55,11 @@ fn QuestIndex(list: QuestList) -> impl IntoView {
                 .map(|q| item(l, q))
                 .collect();
             (!items.is_empty()).then(|| {
-                let heading = match area {
-                    "ticket" => td_string!(l, quest.area_ticket),
-                    "trace_a" => td_string!(l, quest.area_trace_a),
-                    "race" => td_string!(l, quest.area_race),
-                    _ => td_string!(l, quest.area_after_commit),
+                let heading = match kind {
+                    Area::Ticket => td_string!(l, quest.area_ticket),
+                    Area::TraceA => td_string!(l, quest.area_trace_a),
+                    Area::Race => td_string!(l, quest.area_race),
+                    Area::AfterCommit => td_string!(l, quest.area_after_commit),
                 };
                 view! {
                     <section class="quest-group" data-area=area>
