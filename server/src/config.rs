@@ -62,6 +62,11 @@ impl Config {
                 defaults.lock_connections,
                 2,
             )?,
+            lookup_connections: at_least(
+                "PLAYGROUND_LOOKUP_CONNECTIONS",
+                defaults.lookup_connections,
+                1,
+            )?,
             max_waiting: number("PLAYGROUND_MAX_WAITING", defaults.max_waiting)?,
             wait_limit: Duration::from_secs(number(
                 "PLAYGROUND_WAIT_SECS",

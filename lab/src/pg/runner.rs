@@ -32,6 +32,9 @@ pub struct LabConfig {
     pub pool_max: u32,
     /// The lock pool: connections that hold a sandbox's advisory lock while its action runs.
     pub lock_connections: u32,
+    /// The lookup pool: connections that find a request's sandbox by its token (one short
+    /// statement each, taken back without sqlx's check; see [`super::lock_conns`]).
+    pub lookup_connections: u32,
     /// Actions that may wait for their connections at once; past it, `busy` at once.
     pub max_waiting: usize,
     /// How long an action may wait for its connections before it is answered `busy`.
@@ -74,6 +77,7 @@ impl Default for LabConfig {
         LabConfig {
             pool_max: 16,
             lock_connections: 12,
+            lookup_connections: 4,
             max_waiting: 512,
             wait_limit: Duration::from_secs(20),
             crash_connections: 8,
@@ -122,12 +126,12 @@ impl LabConfig {
         self.pool_max.saturating_sub(for_reads).max(1)
     }
 
-    /// The most connections to PostgreSQL this process may open at once: both pools, the
-    /// crashing attempts' own connections, every stepped run and its other writer, and the
-    /// outage probe.
+    /// The most connections to PostgreSQL this process may open at once: the three pools,
+    /// the crashing attempts' own connections, every stepped run and its other writer, and
+    /// the outage probe.
     pub fn connections(&self) -> u32 {
         let own = self.crash_connections + self.step_sessions + self.step_writers;
-        self.pool_max + self.lock_connections + own as u32 + 1
+        self.pool_max + self.lock_connections + self.lookup_connections + own as u32 + 1
     }
 }
 
@@ -162,6 +166,8 @@ pub(super) struct Inner {
     local_locks: LocalLocks,
     /// Connections that hold the sandboxes' advisory locks, apart from the working pool.
     pub(super) lock_pool: Arc<super::lock_conns::LockConnections>,
+    /// Connections that find a request's sandbox by its token.
+    lookup_pool: Arc<super::lock_conns::LockConnections>,
     outage: super::outage::Outage,
     pub(super) stepping: super::stepper::Stepping,
     budget: Budget,
@@ -196,6 +202,11 @@ impl Lab {
             config.lock_connections,
             config.acquire_timeout,
         );
+        let lookup_pool = super::lock_conns::LockConnections::new(
+            connect.clone(),
+            config.lookup_connections.max(1),
+            config.acquire_timeout,
+        );
         let budget = Budget::new(
             config.lock_connections,
             config.reservable_work(),
@@ -211,6 +222,7 @@ impl Lab {
                 config,
                 local_locks: LocalLocks::default(),
                 lock_pool,
+                lookup_pool,
                 outage: Default::default(),
                 stepping,
                 budget,
@@ -226,7 +238,7 @@ impl Lab {
 
     /// Open connections of both pools (the working pool and the sandbox locks').
     pub fn open_connections(&self) -> u32 {
-        self.inner.pool.size() + self.inner.lock_pool.size()
+        self.inner.pool.size() + self.inner.lock_pool.size() + self.inner.lookup_pool.size()
     }
 
     pub fn config(&self) -> &LabConfig {
@@ -340,8 +352,16 @@ impl Lab {
 
     /// The learner's sandbox, if the token still has one. Each call spends one request from
     /// the sandbox's budget; [`LabError::RateLimited`] when it is spent.
+    ///
+    /// It runs on a connection of the lookup pool, which is taken back without a round trip
+    /// (the statement was answered in full); on any error the connection is closed instead.
     pub async fn find_sandbox(&self, token: &SandboxToken) -> Result<Option<SchemaName>, LabError> {
-        sandbox::find(self.pool(), token, &self.inner.config.rate).await
+        let mut conn = self.inner.lookup_pool.acquire().await?;
+        let found = sandbox::find(conn.conn()?, token, &self.inner.config.rate).await;
+        if matches!(found, Ok(_) | Err(LabError::RateLimited)) {
+            conn.give_back();
+        }
+        found
     }
 
     /// Whether `token` holds a sandbox (without spending its request budget).

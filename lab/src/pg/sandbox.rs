@@ -136,7 +136,7 @@ async fn recycle(
 
 /// The learner's sandbox, if the token belongs to one; spends one request from its budget.
 pub async fn find(
-    pool: &PgPool,
+    conn: &mut sqlx::PgConnection,
     token: &SandboxToken,
     limit: &RateLimit,
 ) -> Result<Option<SchemaName>, LabError> {
@@ -146,7 +146,7 @@ pub async fn find(
     .bind(token.as_str())
     .bind(limit.per_second)
     .bind(limit.burst)
-    .fetch_one(pool)
+    .fetch_one(conn)
     .await
     .map_err(LabError::from_sqlx)?;
     match found.as_deref().and_then(SchemaName::parse) {
