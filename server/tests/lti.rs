@@ -477,12 +477,17 @@ async fn a_launch_opens_the_learners_own_sandbox_and_finds_it_again(
     assert_ne!(bob, first);
     let login = platform.login("alice").await;
     let mut claims = platform.claims(&login, "alice", "link-2");
-    claims["https://purl.imsglobal.org/spec/lti/claim/custom"] = json!({"lang": "en"});
+    claims["https://purl.imsglobal.org/spec/lti/claim/custom"] =
+        json!({"lang": "en", "mode": "naive", "quest": "no such,quest"});
     let (_, location, _) = platform
         .post_token(&login.state, &sign(&claims, 0, PLATFORM_KID))
         .await;
     let location = location.unwrap();
-    assert!(location.starts_with("/embed?lang=en&s="), "{location}");
+    // The link's scenario is passed on; a malformed quest list is not.
+    assert!(
+        location.starts_with("/embed?lang=en&mode=naive&s="),
+        "{location}"
+    );
     let other_link = frame_token(&location);
     assert_ne!(other_link, first);
     assert_ne!(other_link, bob);

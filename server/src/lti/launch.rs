@@ -487,6 +487,12 @@ async fn accept(
 
     let mut query = form_urlencoded::Serializer::new(String::new());
     query.append_pair(app::locale::LANG_PARAM, app::locale::id(lang));
+    // The link's scenario: the function's mode (outbox, Trace A, Trace A publishing first).
+    if let Some(mode) = custom.get("mode").and_then(Value::as_str)
+        && outbox_lab::catalog::Mode::parse(mode).is_some()
+    {
+        query.append_pair(app::links::param::MODE, mode);
+    }
     if let Some(quests) = custom.get("quest").and_then(Value::as_str)
         && quests.split(',').count() <= MAX_LINK_QUESTS
         && quests.split(',').all(is_quest_id)
