@@ -1,6 +1,6 @@
 import { expect, Page } from "@playwright/test";
 import { test } from "@playwright/test";
-import { LANGS, openHydrated, press, text } from "./helpers";
+import { LANGS, openHydrated, openPage, press, text } from "./helpers";
 
 /** A box as the browser lays it out, in page coordinates (not the viewport's). */
 async function pageBox(page: Page, selector: string) {
@@ -76,6 +76,25 @@ test("the crash marks are a radio group: reachable, movable and announced by the
   await expect(page.locator('.strip-line[data-for="after_insert"]')).toBeVisible();
   await expect(page.locator('.strip-line[data-for="after_update"]')).toBeHidden();
 });
+
+for (const javaScriptEnabled of [true, false]) {
+  test(`every crash mark, once chosen, shows its own line under the strip (JavaScript ${javaScriptEnabled ? "on" : "off"})`, async ({ browser }) => {
+    const context = await browser.newContext({ javaScriptEnabled });
+    const page = await context.newPage();
+    await openPage(page, "/?lang=ru", javaScriptEnabled);
+    const marks = await page.locator('.strip label.mark input[name="crash"]').evaluateAll((els) =>
+      els.filter((e) => (e.closest("li") as HTMLElement).offsetParent !== null).map((e) => (e as HTMLInputElement).value),
+    );
+    // The outbox function's marks include the one right after BEGIN, whose line was once missing.
+    expect(marks).toContain("after_begin");
+    for (const crash of marks) {
+      await page.locator(`.strip label.mark[data-mark="${crash}"]`).click();
+      await expect(page.locator(`.strip-line[data-for="${crash}"]`)).toBeVisible();
+      await expect(page.locator(".strip-line:visible")).toHaveCount(1);
+    }
+    await context.close();
+  });
+}
 
 test("each mode draws its own function, and a mistake redraws its step", async ({ page }) => {
   await openHydrated(page, "/?lang=en");

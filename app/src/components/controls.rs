@@ -105,6 +105,7 @@ pub fn Controls(
 
     view! {
         <section class="panel controls" aria-labelledby="controls-heading">
+            <style inner_html=crate::components::choice_rules::rules()></style>
             <h2 id="controls-heading">{td_string!(l, controls.heading)}</h2>
             <form method="post" action=to(Attempt::url()) id="attempt-form">
                 <div class="way-row">

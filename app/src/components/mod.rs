@@ -2,6 +2,7 @@
 
 pub mod actions;
 pub mod after_commit;
+pub mod choice_rules;
 pub mod compare;
 pub mod controls;
 pub mod download;
