@@ -171,7 +171,7 @@
     set(p.querySelector('[data-pg="state"]'), pause.backend.state);
     set(p.querySelector('[data-pg="xid"]'), pause.backend.xid || word("xid_none"));
     var locks = pause.locks.map(function (l) {
-      return (l.relation || l.locktype) + ": " + l.mode + (l.granted ? "" : " (waiting)");
+      return (l.relation || l.locktype) + ": " + l.mode + (l.granted ? "" : " " + word("lock_waiting"));
     });
     set(p.querySelector('[data-pg="locks"]'), locks.length ? locks.join("; ") : word("locks_none"));
     set(p.querySelector('[data-pg="waiter"]'), waiterText(pause.waiter));
@@ -202,7 +202,7 @@
 
   function statusOf(snapshot) {
     var t = snapshot.tickets.filter(function (t) {
-      return t.id === "ticket-42";
+      return t.id === panel().getAttribute("data-ticket");
     })[0];
     return t ? t.status : word("none");
   }
@@ -219,7 +219,7 @@
 
   function waiterText(w) {
     if (!w) return word("waiter_none");
-    var who = "pid " + w.pid + ": ";
+    var who = word("backend_pid") + " " + w.pid + ": ";
     if (w.state === "waiting") return who + word("waiting") + " {" + w.blocked_by.join(", ") + "}";
     if (w.state === "done") return who + word("waiter_done") + " " + w.rows;
     return who + word("waiter_failed") + " " + (w.sqlstate || "?");

@@ -82,6 +82,11 @@ for (const lang of LANGS) {
       const waiter = page.locator('[data-pg="waiter"]');
       await expect(waiter).toContainText(text(lang, "stepper.waiting"));
       await expect(waiter).toContainText(`{${held}}`);
+      await expect(waiter).toContainText(text(lang, "stepper.backend_pid"));
+      // Every word the script writes into the panel comes from the page's language.
+      const said = await page.locator(".stepper").innerText();
+      if (lang === "ru") expect(said).not.toMatch(/\bpid\b|\(waiting\)|\bbackend\b/);
+      else expect(said).not.toMatch(/[А-Яа-яЁё]/);
       const axe = await new AxeBuilder({ page }).analyze();
       expect(axe.violations, JSON.stringify(axe.violations, null, 2)).toEqual([]);
 

@@ -29,6 +29,8 @@ pub fn StepperPanel() -> impl IntoView {
         ("locks_none", td_string!(l, stepper.locks_none)),
         ("waiter_none", td_string!(l, stepper.waiter_none)),
         ("waiting", td_string!(l, stepper.waiting)),
+        ("lock_waiting", td_string!(l, stepper.lock_waiting)),
+        ("backend_pid", td_string!(l, stepper.backend_pid)),
         ("waiter_done", td_string!(l, stepper.waiter_done)),
         ("waiter_failed", td_string!(l, stepper.waiter_failed)),
         ("model_ok", td_string!(l, stepper.model_ok)),
@@ -76,6 +78,7 @@ pub fn StepperPanel() -> impl IntoView {
             class="panel stepper"
             id="stepper"
             data-stepper
+            data-ticket=outbox_lab::catalog::names::TICKET_ID
             hidden
             aria-labelledby="stepper-heading"
         >
