@@ -49,6 +49,27 @@ async fn main() -> anyhow::Result<()> {
         config.reap_every,
     ));
 
+    let passback = match &config.lti {
+        Some(lti) => {
+            let known_quests = config
+                .lab
+                .quests
+                .quests
+                .iter()
+                .map(|q| q.id.clone())
+                .collect();
+            let worker = server::lti::passback::Passback::new(
+                lti.clone(),
+                lab.pool().clone(),
+                known_quests,
+                server::lti::passback::Timing::default(),
+            )
+            .context("making the HTTP client for LTI score passback")?;
+            Some(tokio::spawn(std::sync::Arc::new(worker).run()))
+        }
+        None => None,
+    };
+
     let (sockets, shutdown_sockets) =
         Sockets::new(config.sockets_per_client, config.step_runs_per_client);
     let app = router(ServerState {
@@ -71,6 +92,9 @@ async fn main() -> anyhow::Result<()> {
     wait_for_held_runs(&lab).await;
 
     upkeep.abort();
+    if let Some(passback) = passback {
+        passback.abort();
+    }
     lab.pool().close().await;
     tracing::info!("stopped");
     Ok(())

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -73,6 +74,100 @@ struct Platform {
     fetches: Arc<AtomicUsize>,
     app: Router,
     opts: PgConnectOptions,
+    lti: Arc<Lti>,
+    gradebook: Arc<Gradebook>,
+}
+
+/// The platform's token endpoint and line item scores endpoint, as far as the tests look.
+#[derive(Default)]
+struct Gradebook {
+    /// While set, the scores endpoint answers 503.
+    down: std::sync::atomic::AtomicBool,
+    tokens_issued: AtomicUsize,
+    refused: AtomicUsize,
+    /// The scores received: the line item's path and the body.
+    scores: Mutex<Vec<(String, Value)>>,
+}
+
+/// The token endpoint: a client-credentials grant whose assertion the tool's published key
+/// signed, addressed to this endpoint.
+async fn token_endpoint(
+    gradebook: Arc<Gradebook>,
+    token_url: String,
+    form: HashMap<String, String>,
+) -> (StatusCode, axum::Json<Value>) {
+    let refuse = |why: &str| (StatusCode::BAD_REQUEST, axum::Json(json!({"error": why})));
+    if form.get("grant_type").map(String::as_str) != Some("client_credentials")
+        || form.get("client_assertion_type").map(String::as_str)
+            != Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+        || form.get("scope").map(String::as_str) != Some(server::lti::passback::SCORE_SCOPE)
+    {
+        return refuse("invalid_request");
+    }
+    let jwks: jsonwebtoken::jwk::JwkSet = serde_json::from_value(tool_key().jwks()).unwrap();
+    let Some(assertion) = form.get("client_assertion") else {
+        return refuse("invalid_request");
+    };
+    let Ok(head) = jsonwebtoken::decode_header(assertion) else {
+        return refuse("invalid_client");
+    };
+    let Some(jwk) = head.kid.as_deref().and_then(|kid| jwks.find(kid)) else {
+        return refuse("invalid_client");
+    };
+    let mut validation = jsonwebtoken::Validation::new(Algorithm::RS256);
+    validation.set_audience(&[token_url]);
+    validation.set_issuer(&[CLIENT_ID]);
+    validation.sub = Some(CLIENT_ID.to_owned());
+    validation.set_required_spec_claims(&["exp", "iat", "aud", "iss", "sub"]);
+    let key = jsonwebtoken::DecodingKey::from_jwk(jwk).unwrap();
+    match jsonwebtoken::decode::<Value>(assertion, &key, &validation) {
+        Ok(t) if t.claims["jti"].as_str().is_some_and(|j| !j.is_empty()) => {}
+        _ => return refuse("invalid_client"),
+    }
+    let n = gradebook.tokens_issued.fetch_add(1, Ordering::SeqCst);
+    (
+        StatusCode::OK,
+        axum::Json(json!({
+            "access_token": format!("access-{n}"),
+            "token_type": "Bearer",
+            "expires_in": 3600,
+            "scope": server::lti::passback::SCORE_SCOPE,
+        })),
+    )
+}
+
+/// The scores endpoint of a line item: a token it issued, the score's media type.
+async fn scores_endpoint(gradebook: Arc<Gradebook>, request: Request<Body>) -> StatusCode {
+    if gradebook.down.load(Ordering::SeqCst) {
+        gradebook.refused.fetch_add(1, Ordering::SeqCst);
+        return StatusCode::SERVICE_UNAVAILABLE;
+    }
+    let issued = gradebook.tokens_issued.load(Ordering::SeqCst);
+    let bearer_known = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer access-"))
+        .and_then(|n| n.parse::<usize>().ok())
+        .is_some_and(|n| n < issued);
+    if !bearer_known {
+        return StatusCode::UNAUTHORIZED;
+    }
+    if request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .map(|v| v.as_bytes())
+        != Some(server::lti::passback::SCORE_MEDIA_TYPE.as_bytes())
+    {
+        return StatusCode::UNSUPPORTED_MEDIA_TYPE;
+    }
+    let path = request.uri().path().to_owned();
+    let body = request.into_body().collect().await.unwrap().to_bytes();
+    let Ok(score) = serde_json::from_slice::<Value>(&body) else {
+        return StatusCode::BAD_REQUEST;
+    };
+    gradebook.scores.lock().unwrap().push((path, score));
+    StatusCode::NO_CONTENT
 }
 
 async fn platform(opts: PgConnectOptions) -> Platform {
@@ -96,6 +191,26 @@ async fn platform(opts: PgConnectOptions) -> Platform {
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let issuer = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let gradebook = Arc::new(Gradebook::default());
+    let served = {
+        let (tokens, scores) = (gradebook.clone(), gradebook.clone());
+        let token_url = format!("{issuer}/token");
+        served
+            .route(
+                "/token",
+                axum::routing::post(
+                    move |axum::Form(form): axum::Form<HashMap<String, String>>| {
+                        token_endpoint(tokens.clone(), token_url.clone(), form)
+                    },
+                ),
+            )
+            .route(
+                "/lineitems/{id}/scores",
+                axum::routing::post(move |request: Request<Body>| {
+                    scores_endpoint(scores.clone(), request)
+                }),
+            )
+    };
     tokio::spawn(async move { axum::serve(listener, served).await });
     let registrations = format!(
         r#"
@@ -108,13 +223,15 @@ token_url = "{issuer}/token"
 jwks_url = "{issuer}/jwks"
 "#
     );
-    let lti = Lti::new(Registry::parse(&registrations).unwrap(), tool_key()).unwrap();
-    let app = common::app_with_lti(opts.clone(), Some(Arc::new(lti)));
+    let lti = Arc::new(Lti::new(Registry::parse(&registrations).unwrap(), tool_key()).unwrap());
+    let app = common::app_with_lti(opts.clone(), Some(lti.clone()));
     Platform {
         issuer,
         fetches,
         app,
         opts,
+        lti,
+        gradebook,
     }
 }
 
@@ -691,4 +808,176 @@ async fn a_login_url_in_english_refuses_and_opens_in_english(
             .unwrap()
             .starts_with("/embed?lang=en&quest=first_steps&s=")
     );
+}
+
+impl Platform {
+    /// A launch of `user` on `link` graded on the failure table; answers the frame's token.
+    async fn graded_launch(&self, user: &str, link: &str) -> String {
+        let login = self.login(user).await;
+        let mut claims = self.claims(&login, user, link);
+        claims["https://purl.imsglobal.org/spec/lti/claim/custom"] = json!({});
+        let (status, location, page) = self
+            .post_token(&login.state, &sign(&claims, 0, PLATFORM_KID))
+            .await;
+        assert_eq!(status, StatusCode::SEE_OTHER, "{page}");
+        frame_token(&location.unwrap())
+    }
+
+    /// The score worker, as the server runs it, with `backoff` after a failure.
+    fn passback(&self, backoff: std::time::Duration) -> server::lti::passback::Passback {
+        let pool = sqlx::PgPool::connect_lazy_with(self.opts.clone());
+        let quests = outbox_lab::pg::LabConfig::default()
+            .quests
+            .quests
+            .iter()
+            .map(|q| q.id.clone())
+            .collect();
+        server::lti::passback::Passback::new(
+            self.lti.clone(),
+            pool,
+            quests,
+            server::lti::passback::Timing {
+                backoff,
+                max_backoff: backoff,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    }
+
+    /// A learner's attempt in their frame; it must succeed whatever the platform does.
+    async fn attempt(&self, frame: &str, crash: &str) {
+        let answer = common::post(
+            &self.app,
+            &format!("/api/attempt?s={frame}"),
+            &format!("crash={crash}"),
+            &[],
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.json);
+    }
+
+    fn received(&self) -> Vec<(String, Value)> {
+        self.gradebook.scores.lock().unwrap().clone()
+    }
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn each_new_row_explored_reaches_the_platforms_gradebook_once(
+    _: sqlx::postgres::PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let platform = platform(opts).await;
+    let worker = platform.passback(std::time::Duration::ZERO);
+    let alice = platform.graded_launch("alice", "link-1").await;
+    // A launch alone changes no map: nothing is due.
+    assert_eq!(worker.run_once().await.unwrap(), 0);
+
+    platform.attempt(&alice, "after_update").await;
+    assert_eq!(worker.run_once().await.unwrap(), 1);
+    let received = platform.received();
+    assert_eq!(received.len(), 1);
+    let (path, score) = &received[0];
+    assert_eq!(path, "/lineitems/1/scores");
+    assert_eq!(score["userId"], "alice");
+    assert_eq!(score["scoreGiven"], 1);
+    assert_eq!(score["scoreMaximum"], 6);
+    assert_eq!(score["activityProgress"], "InProgress");
+    assert_eq!(score["gradingProgress"], "FullyGraded");
+    let timestamp = score["timestamp"].as_str().unwrap();
+    assert!(
+        timestamp.len() == 24 && timestamp.ends_with('Z') && timestamp.as_bytes()[10] == b'T',
+        "{timestamp}"
+    );
+
+    // The same row again explores nothing new: nothing is due.
+    platform.attempt(&alice, "after_update").await;
+    assert_eq!(worker.run_once().await.unwrap(), 0);
+    // A second row: 2 of 6, with the token the platform gave the first time.
+    platform.attempt(&alice, "after_insert").await;
+    assert_eq!(worker.run_once().await.unwrap(), 1);
+    let received = platform.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(received[1].1["scoreGiven"], 2);
+    assert_eq!(received[1].1["scoreMaximum"], 6);
+    assert_eq!(platform.gradebook.tokens_issued.load(Ordering::SeqCst), 1);
+
+    // Bob on the same link has his own, empty map: nothing is posted for him.
+    let bob = platform.graded_launch("bob", "link-1").await;
+    assert_ne!(bob, alice);
+    assert_eq!(worker.run_once().await.unwrap(), 0);
+    platform.attempt(&bob, "after_update").await;
+    assert_eq!(worker.run_once().await.unwrap(), 1);
+    let received = platform.received();
+    assert_eq!(received.len(), 3);
+    assert_eq!(received[2].1["userId"], "bob");
+    assert_eq!(received[2].1["scoreGiven"], 1);
+
+    // Starting over clears Alice's map, not her grade.
+    let over = common::post(
+        &platform.app,
+        &format!("/api/start_over?s={alice}"),
+        "",
+        &[],
+    )
+    .await;
+    assert_eq!(over.status, StatusCode::OK, "{}", over.json);
+    platform.attempt(&alice, "after_commit").await;
+    assert_eq!(worker.run_once().await.unwrap(), 1);
+    let received = platform.received();
+    assert_eq!(received[3].1["userId"], "alice");
+    assert_eq!(received[3].1["scoreGiven"], 2);
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn a_platform_that_is_down_gets_the_score_once_it_is_back(
+    _: sqlx::postgres::PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let platform = platform(opts.clone()).await;
+    let worker = platform.passback(std::time::Duration::from_secs(3600));
+    let alice = platform.graded_launch("alice", "link-1").await;
+    platform.gradebook.down.store(true, Ordering::SeqCst);
+    // The learner's actions go through while the platform is down.
+    platform.attempt(&alice, "after_update").await;
+    platform.attempt(&alice, "after_insert").await;
+    assert_eq!(worker.run_once().await.unwrap(), 0);
+    assert_eq!(platform.gradebook.refused.load(Ordering::SeqCst), 1);
+    assert!(platform.received().is_empty());
+
+    let pool = sqlx::PgPool::connect_with(opts).await.unwrap();
+    let (attempts, error, waits): (i32, Option<String>, bool) = sqlx::query_as(
+        "SELECT attempts, last_error, next_attempt_at > now() + interval '50 minutes' \
+           FROM lab.lti_links WHERE subject = 'alice'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(attempts, 1);
+    assert!(error.unwrap_or_default().contains("503"));
+    assert!(waits, "the retry waits for its backoff");
+    // Within its backoff the link is not tried again.
+    assert_eq!(worker.run_once().await.unwrap(), 0);
+    assert_eq!(platform.gradebook.refused.load(Ordering::SeqCst), 1);
+
+    // The platform is back and the backoff over: the latest map arrives, once.
+    platform.gradebook.down.store(false, Ordering::SeqCst);
+    sqlx::query("UPDATE lab.lti_links SET next_attempt_at = now()")
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(worker.run_once().await.unwrap(), 1);
+    assert_eq!(worker.run_once().await.unwrap(), 0);
+    let received = platform.received();
+    assert_eq!(received.len(), 1, "{received:?}");
+    assert_eq!(received[0].1["scoreGiven"], 2);
+    let (attempts, error, due): (i32, Option<String>, bool) = sqlx::query_as(
+        "SELECT attempts, last_error, score_version > sent_version \
+           FROM lab.lti_links WHERE subject = 'alice'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    assert_eq!((attempts, error, due), (0, None, false));
 }

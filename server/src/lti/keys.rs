@@ -6,7 +6,7 @@ use std::path::Path;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use rsa::pkcs1::DecodeRsaPrivateKey;
+use rsa::pkcs1::{DecodeRsaPrivateKey, EncodeRsaPrivateKey};
 use rsa::pkcs8::{DecodePrivateKey, EncodePrivateKey, LineEnding};
 use rsa::traits::PublicKeyParts;
 use sha2::Digest;
@@ -25,12 +25,16 @@ pub enum KeyError {
     TooShort { path: String, bits: usize },
     #[error("generating the key failed: {0}")]
     Generate(String),
+    #[error("signing with the tool's key failed: {0}")]
+    Sign(String),
 }
 
-/// The tool's key pair, as far as the launch needs it: the public half and its key id.
+/// The tool's key pair: the public half and its key id for the platforms, the private half
+/// to sign the client assertions of score passback.
 #[derive(Clone)]
 pub struct ToolKey {
     private: rsa::RsaPrivateKey,
+    signing: jsonwebtoken::EncodingKey,
     kid: String,
 }
 
@@ -59,7 +63,7 @@ impl ToolKey {
                     source,
                 })?;
                 tracing::info!(path = %shown, "generated the LTI tool's RSA key");
-                Ok(Self::from_private(key))
+                Self::from_private(key)
             }
             Err(source) => Err(KeyError::Io {
                 path: shown,
@@ -81,15 +85,31 @@ impl ToolKey {
                 bits,
             });
         }
-        Ok(Self::from_private(key))
+        Self::from_private(key)
     }
 
-    fn from_private(private: rsa::RsaPrivateKey) -> ToolKey {
+    fn from_private(private: rsa::RsaPrivateKey) -> Result<ToolKey, KeyError> {
         let (n, e) = n_and_e(&private);
         // RFC 7638: the SHA-256 of the required members in lexicographic order.
         let canonical = format!(r#"{{"e":"{e}","kty":"RSA","n":"{n}"}}"#);
         let kid = URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(canonical.as_bytes()));
-        ToolKey { private, kid }
+        let der = private
+            .to_pkcs1_der()
+            .map_err(|e| KeyError::Generate(e.to_string()))?;
+        let signing = jsonwebtoken::EncodingKey::from_rsa_der(der.as_bytes());
+        Ok(ToolKey {
+            private,
+            signing,
+            kid,
+        })
+    }
+
+    /// `claims` as a JWT signed RS256 by the tool's key, its `kid` in the header.
+    pub fn sign<T: serde::Serialize>(&self, claims: &T) -> Result<String, KeyError> {
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
+        header.kid = Some(self.kid.clone());
+        jsonwebtoken::encode(&header, claims, &self.signing)
+            .map_err(|e| KeyError::Sign(e.to_string()))
     }
 
     pub fn kid(&self) -> &str {

@@ -281,7 +281,7 @@ fn own_origin(state: &ServerState, headers: &http::HeaderMap) -> Option<String> 
     Some(format!("{scheme}://{host}"))
 }
 
-fn random_hex() -> String {
+pub(crate) fn random_hex() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -445,16 +445,27 @@ async fn accept(
         lab.claim_sandbox_for(token.clone(), Some(&client)).await?;
     }
     let (lineitem, scope) = match &claims.ags {
-        Some(ags) => (ags.lineitem.clone(), ags.scope.clone()),
+        // Only a line item the tool may post scores to is kept for passback.
+        Some(ags) => (
+            ags.lineitem
+                .clone()
+                .filter(|_| ags.scope.iter().any(|s| s == super::passback::SCORE_SCOPE)),
+            ags.scope.clone(),
+        ),
         None => (None, Vec::new()),
     };
+    // A launch with a new line item makes the learner's score due again (for that item).
     sqlx::query(
         "INSERT INTO lab.lti_links (issuer, deployment_id, subject, resource_link_id, \
-         token_hash, ags_lineitem, ags_scope, custom) \
-         VALUES ($1, $2, $3, $4, sha256(decode($5, 'hex')), $6, $7, $8) \
+         token_hash, ags_lineitem, ags_scope, custom, client_id) \
+         VALUES ($1, $2, $3, $4, sha256(decode($5, 'hex')), $6, $7, $8, $9) \
          ON CONFLICT (issuer, deployment_id, subject, resource_link_id) DO UPDATE \
          SET token_hash = EXCLUDED.token_hash, ags_lineitem = EXCLUDED.ags_lineitem, \
-             ags_scope = EXCLUDED.ags_scope, custom = EXCLUDED.custom, last_launch_at = now()",
+             ags_scope = EXCLUDED.ags_scope, custom = EXCLUDED.custom, \
+             client_id = EXCLUDED.client_id, last_launch_at = now(), \
+             score_version = lab.lti_links.score_version \
+                 + (EXCLUDED.ags_lineitem IS DISTINCT FROM lab.lti_links.ags_lineitem \
+                    AND EXCLUDED.ags_lineitem IS NOT NULL)::integer",
     )
     .bind(&registration.issuer)
     .bind(&deployment)
@@ -464,6 +475,7 @@ async fn accept(
     .bind(lineitem)
     .bind(scope)
     .bind(sqlx::types::Json(Value::Object(custom.clone())))
+    .bind(&registration.client_id)
     .execute(lab.pool())
     .await?;
     tracing::info!(
@@ -475,10 +487,11 @@ async fn accept(
 
     let mut query = form_urlencoded::Serializer::new(String::new());
     query.append_pair(app::locale::LANG_PARAM, app::locale::id(lang));
-    if let Some(quest) = custom.get("quest").and_then(Value::as_str)
-        && is_quest_id(quest)
+    if let Some(quests) = custom.get("quest").and_then(Value::as_str)
+        && quests.split(',').count() <= MAX_LINK_QUESTS
+        && quests.split(',').all(is_quest_id)
     {
-        query.append_pair("quest", quest);
+        query.append_pair("quest", quests);
     }
     Ok(format!(
         "{}?{}&{}={}",
@@ -488,6 +501,9 @@ async fn accept(
         token.as_str()
     ))
 }
+
+/// The most quests one link may ask for (its `quest` custom parameter, comma-separated).
+const MAX_LINK_QUESTS: usize = 16;
 
 /// A quest id as the quest file spells them; anything else is not passed on.
 fn is_quest_id(id: &str) -> bool {

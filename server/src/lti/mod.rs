@@ -4,11 +4,13 @@
 //!
 //! A launch ties the learner's sandbox to (platform, deployment, user, resource link) and sends
 //! the frame to the embed with that sandbox's token in its URL, as the embed always carries its
-//! session: no cookie is needed inside the platform's frame. Score passback is not done yet;
-//! the AGS line item is kept for it.
+//! session: no cookie is needed inside the platform's frame. When the launch carries an AGS line
+//! item, the learner's map is posted to it as a score ([`passback`]), off the learner's path.
 
+pub mod http;
 pub mod keys;
 pub mod launch;
+pub mod passback;
 pub mod platform_keys;
 pub mod registry;
 

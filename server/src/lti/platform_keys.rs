@@ -122,19 +122,9 @@ impl PlatformKeys {
         if !response.status().is_success() {
             return Err(unreachable(format!("status {}", response.status())));
         }
-        if response
-            .content_length()
-            .is_some_and(|n| n > MAX_JWKS_BYTES as u64)
-        {
-            return Err(unreachable("the key set is too large".to_owned()));
-        }
-        let body = response
-            .bytes()
+        let body = super::http::read_limited(response, MAX_JWKS_BYTES)
             .await
             .map_err(|e| unreachable(e.to_string()))?;
-        if body.len() > MAX_JWKS_BYTES {
-            return Err(unreachable("the key set is too large".to_owned()));
-        }
         serde_json::from_slice(&body).map_err(|e| unreachable(format!("not a JWK set: {e}")))
     }
 }

@@ -22,7 +22,7 @@ pub struct Registration {
     pub deployment_ids: Vec<String>,
     /// The platform's OIDC authorisation endpoint (where login initiation redirects).
     pub auth_login_url: String,
-    /// The platform's OAuth 2 token endpoint (for score passback, not used yet).
+    /// The platform's OAuth 2 token endpoint (access tokens for score passback).
     pub token_url: String,
     /// The platform's public key set (verifies its id_tokens).
     pub jwks_url: String,
