@@ -111,7 +111,7 @@ def course_page(lang, user, login_url):
     return (
         f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8">'
         f'<title>{html.escape(title)}</title><link rel="icon" href="data:,"></head><body>'
-        f"<main><h1>{html.escape(title)}</h1>"
+        f'<main aria-label="{html.escape(title)}"><h1>{html.escape(title)}</h1>'
         f'<p>{learner}: <span id="learner">{html.escape(user)}</span></p>'
         f'<iframe id="tool" title="Outbox playground" src="{html.escape(login_url)}" '
         'style="width: 100%; height: 60rem; border: 0"></iframe></main></body></html>'
