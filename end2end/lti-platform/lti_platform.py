@@ -3,7 +3,7 @@ its own course page and receives the scores on its own AGS endpoint.
 
 The launch message and its id_token, the tool's registration, the OIDC login initiation URL,
 the access token's issue and the bearer token's check come from lti1p3platform 0.1.8. Beyond
-what that package checks (see /work/shared/LTI-NOTES.md), this fixture itself:
+what that package checks (0.1.8 leaves each of these out or gets it wrong), this fixture itself:
 - renders the auto-post form with every value HTML-escaped, and reads the tool's authorisation
   request from a GET's query or a POST's form alike;
 - checks that request fully: the registered redirect_uri, response_type=id_token, scope
