@@ -117,13 +117,19 @@ start_lti_platform() {
   LTI_PLATFORM_URL="http://localhost:$port"
   "$LTI_PLATFORM_PYTHON" "$LTI_PLATFORM_DIR/lti_platform.py" --port "$port" --tool "$tool" &
   LTI_PLATFORM_PID=$!
-  local _
-  for _ in $(seq 1 100); do
-    curl -fsS "$LTI_PLATFORM_URL/health" >/dev/null 2>&1 && return 0
-    kill -0 "$LTI_PLATFORM_PID" 2>/dev/null || die "the LTI test platform exited during start-up"
-    sleep 0.1
+  wait_until_answers "$LTI_PLATFORM_URL/health" "$LTI_PLATFORM_PID" "the LTI test platform"
+}
+
+# Polls the health URL $1 (every 0.2 s, for up to a minute) while process $2 lives; $3 names
+# it in the failure.
+wait_until_answers() {
+  local url="$1" pid="$2" what="$3" _
+  for _ in $(seq 1 300); do
+    curl -fsS "$url" >/dev/null 2>&1 && return 0
+    kill -0 "$pid" 2>/dev/null || die "$what exited during start-up"
+    sleep 0.2
   done
-  die "the LTI test platform did not answer on $LTI_PLATFORM_URL/health"
+  die "$what did not answer on $url"
 }
 
 stop_lti_platform() {
@@ -339,13 +345,7 @@ start_release_server() {
     RUST_LOG="${RUST_LOG:-warn}" \
     "${SERVER_BIN:-target/release/server}" 2> >(tee -a "${SERVER_ERRORS:-/dev/null}" >&2) &
   SERVER_PID=$!
-  local _
-  for _ in $(seq 1 300); do
-    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited during start-up"
-    sleep 0.2
-  done
-  die "the server did not become healthy"
+  wait_until_answers "http://127.0.0.1:$port/healthz" "$SERVER_PID" "the server"
 }
 
 # Fails if the server reported a panic in SERVER_ERRORS (see start_release_server).

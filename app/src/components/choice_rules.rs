@@ -8,35 +8,30 @@ use std::sync::LazyLock;
 
 use outbox_lab::catalog::{CrashPoint, Mode};
 
+/// `.controls:has(input[name="<field>"][value="<id>"]:checked) <target>`, where `target` may
+/// name the id as `{id}`.
+fn when_checked(field: &str, id: &str, target: &str) -> String {
+    format!(
+        ".controls:has(input[name=\"{field}\"][value=\"{id}\"]:checked) {}",
+        target.replace("{id}", id)
+    )
+}
+
 static RULES: LazyLock<String> = LazyLock::new(|| {
     let mut css = String::new();
     let shown: Vec<String> = Mode::ALL
         .iter()
-        .map(|m| {
-            let id = m.id();
-            format!(
-                ".controls:has(input[name=\"mode\"][value=\"{id}\"]:checked) \
-                 .mode-line[data-for=\"{id}\"]"
-            )
-        })
-        .chain(CrashPoint::ALL.iter().map(|c| {
-            let id = c.id();
-            format!(
-                ".controls:has(input[name=\"crash\"][value=\"{id}\"]:checked) \
-                 .strip-line[data-for=\"{id}\"]"
-            )
-        }))
+        .map(|m| when_checked("mode", m.id(), ".mode-line[data-for=\"{id}\"]"))
+        .chain(
+            CrashPoint::ALL
+                .iter()
+                .map(|c| when_checked("crash", c.id(), ".strip-line[data-for=\"{id}\"]")),
+        )
         .collect();
     let _ = write!(css, "{}{{display:block}}", shown.join(","));
     let hidden: Vec<String> = Mode::ALL
         .iter()
-        .map(|m| {
-            let id = m.id();
-            format!(
-                ".controls:has(input[name=\"mode\"][value=\"{id}\"]:checked) \
-                 [data-in]:not([data-in~=\"{id}\"])"
-            )
-        })
+        .map(|m| when_checked("mode", m.id(), "[data-in]:not([data-in~=\"{id}\"])"))
         .collect();
     let _ = write!(css, "{}{{display:none}}", hidden.join(","));
     css
