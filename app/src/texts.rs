@@ -238,6 +238,14 @@ pub fn outcome_text(l: Locale, o: OutcomeId) -> (&'static str, &'static str) {
             td_string!(l, outcome.publisher_crashed_after_send.title),
             td_string!(l, outcome.publisher_crashed_after_send.body),
         ),
+        OutcomeId::PublisherCrashedAfterMark => (
+            td_string!(l, outcome.publisher_crashed_after_mark.title),
+            td_string!(l, outcome.publisher_crashed_after_mark.body),
+        ),
+        OutcomeId::ConsumerCrashedBeforeCommit => (
+            td_string!(l, outcome.consumer_crashed_before_commit.title),
+            td_string!(l, outcome.consumer_crashed_before_commit.body),
+        ),
         OutcomeId::PublishRaceSkipped => (
             td_string!(l, outcome.publish_race_skipped.title),
             td_string!(l, outcome.publish_race_skipped.body),
@@ -391,10 +399,12 @@ impl Tone {
                 | OutcomeId::Consumed
                 | OutcomeId::DuplicateSkipped => Tone::Committed,
                 OutcomeId::NothingToPublish | OutcomeId::NothingToConsume => Tone::Neutral,
-                OutcomeId::PublisherCrashedBeforeSend => Tone::RolledBack,
-                OutcomeId::PublisherCrashedAfterSend | OutcomeId::ConsumerCrashedAfterApply => {
-                    Tone::Unknown
+                OutcomeId::PublisherCrashedBeforeSend | OutcomeId::ConsumerCrashedBeforeCommit => {
+                    Tone::RolledBack
                 }
+                OutcomeId::PublisherCrashedAfterSend
+                | OutcomeId::PublisherCrashedAfterMark
+                | OutcomeId::ConsumerCrashedAfterApply => Tone::Unknown,
                 OutcomeId::CrashedAfterBegin
                 | OutcomeId::CrashedAfterUpdate
                 | OutcomeId::CrashedBeforeCommit

@@ -88,17 +88,28 @@ pub const MARKED: &str = "now()";
 
 /// "The service restarts; its publisher runs once" (lesson 8.3, previewed).
 pub fn publish(before: &Snapshot, crash: PublisherCrash) -> Publication {
+    publish_until(before, crash, 0)
+}
+
+/// A publisher run that stops at `crash` after row `row` (counted from 0; a one-shot run dies
+/// at the first row). Every send committed on its own in the broker; every mark was the
+/// transaction's, so a run that dies leaves none.
+pub fn publish_until(before: &Snapshot, crash: PublisherCrash, row: usize) -> Publication {
     let rows = unpublished(before, 0);
     let mut state = before.clone();
+    let row = row.min(rows.len().saturating_sub(1));
     let (outcome, sent) = if rows.is_empty() {
         (OutcomeId::NothingToPublish, Vec::new())
     } else {
         match crash {
             PublisherCrash::BeforeSend => (OutcomeId::PublisherCrashedBeforeSend, Vec::new()),
-            // The broker's append committed on its own; the mark dies with the transaction.
             PublisherCrash::AfterSend => (
                 OutcomeId::PublisherCrashedAfterSend,
-                send_and_mark(&mut state, &rows[..1], false),
+                send_and_mark(&mut state, &rows[..=row], false),
+            ),
+            PublisherCrash::AfterMark => (
+                OutcomeId::PublisherCrashedAfterMark,
+                send_and_mark(&mut state, &rows[..=row], false),
             ),
             PublisherCrash::None => (OutcomeId::Published, send_and_mark(&mut state, &rows, true)),
         }
@@ -108,6 +119,28 @@ pub fn publish(before: &Snapshot, crash: PublisherCrash) -> Publication {
         state,
         sent,
     }
+}
+
+/// What a publisher held at `at` after row `row` sees through its own connection (`inside`:
+/// its uncommitted marks too) and what another session sees (`outside`: committed sends only).
+pub fn publisher_pause(before: &Snapshot, at: PublisherCrash, row: usize) -> (Snapshot, Snapshot) {
+    let outside = publish_until(before, at, row).state;
+    let marked = match at {
+        PublisherCrash::BeforeSend | PublisherCrash::None => 0,
+        PublisherCrash::AfterSend => row,
+        PublisherCrash::AfterMark => row + 1,
+    };
+    let mut inside = outside.clone();
+    for taken in unpublished(before, 0).iter().take(marked) {
+        if let Some(r) = inside
+            .outbox
+            .iter_mut()
+            .find(|r| r.event_id == taken.event_id)
+        {
+            r.published_at = Some(MARKED.to_owned());
+        }
+    }
+    (inside, outside)
 }
 
 /// Two publishers at once: A takes its batch first; B takes the rows A did not (after
@@ -145,37 +178,85 @@ pub struct Consumption {
 /// The History consumer reads the topic from its committed offset and applies each event,
 /// with or without its inbox (lesson 8.4, previewed).
 pub fn consume(before: &Snapshot, inbox: bool, crash: ConsumerCrash) -> Consumption {
-    let mut state = before.clone();
-    let records: Vec<KafkaRecord> = before
+    consume_until(before, inbox, crash, 0)
+}
+
+/// What the consumer does with each record past its offset, in order.
+enum Handling {
+    Apply(HistoryEntry),
+    /// Its inbox says it was applied before.
+    Skip(String),
+}
+
+/// The consumer's decisions for the records past its committed offset (an event that comes
+/// twice in one poll is skipped the second time when there is an inbox).
+fn handle(before: &Snapshot, inbox: bool) -> (usize, Vec<Handling>) {
+    let records: Vec<&KafkaRecord> = before
         .kafka
         .iter()
         .filter(|r| r.offset >= before.consumer_offset)
-        .cloned()
         .collect();
-    let (mut applied, mut skipped, mut doubled) = (Vec::new(), Vec::new(), false);
+    let mut seen = before.inbox.clone();
+    let mut handling = Vec::new();
     for record in &records {
         let Some(entry) = parse_event(&record.value) else {
             continue;
         };
-        if inbox {
-            if state.inbox.contains(&entry.event_id) {
-                skipped.push(entry.event_id);
-                continue;
-            }
-            state.inbox.push(entry.event_id.clone());
-            state.inbox.sort();
-        } else if state.history.iter().any(|h| h.event_id == entry.event_id) {
-            doubled = true;
+        if inbox && seen.contains(&entry.event_id) {
+            handling.push(Handling::Skip(entry.event_id));
+            continue;
         }
-        applied.push(entry.event_id.clone());
-        state.history.push(entry);
+        seen.push(entry.event_id.clone());
+        handling.push(Handling::Apply(entry));
     }
-    if crash == ConsumerCrash::None {
+    (records.len(), handling)
+}
+
+/// Applies one event to `state`: History's line, and the inbox row when there is an inbox.
+fn apply(state: &mut Snapshot, entry: &HistoryEntry, inbox: bool) {
+    if inbox {
+        state.inbox.push(entry.event_id.clone());
+        state.inbox.sort();
+    }
+    state.history.push(entry.clone());
+}
+
+/// A consumer run that stops at `crash`; `before_commit` dies inside the transaction of the
+/// `event`-th event it applies (from 0; a one-shot run dies at the first).
+pub fn consume_until(
+    before: &Snapshot,
+    inbox: bool,
+    crash: ConsumerCrash,
+    event: usize,
+) -> Consumption {
+    let (records, handling) = handle(before, inbox);
+    let mut state = before.clone();
+    let (mut applied, mut skipped, mut doubled, mut died) = (Vec::new(), Vec::new(), false, false);
+    for h in handling {
+        match h {
+            Handling::Skip(id) => skipped.push(id),
+            Handling::Apply(_)
+                if crash == ConsumerCrash::BeforeCommit && applied.len() == event =>
+            {
+                died = true;
+                break;
+            }
+            Handling::Apply(entry) => {
+                doubled |= state.history.iter().any(|h| h.event_id == entry.event_id);
+                apply(&mut state, &entry, inbox);
+                applied.push(entry.event_id);
+            }
+        }
+    }
+    died |= crash == ConsumerCrash::AfterApply;
+    if !died {
         state.consumer_offset = next_offset(&before.kafka).max(before.consumer_offset);
     }
-    let outcome = if records.is_empty() {
+    let outcome = if records == 0 {
         OutcomeId::NothingToConsume
-    } else if crash == ConsumerCrash::AfterApply {
+    } else if died && crash == ConsumerCrash::BeforeCommit {
+        OutcomeId::ConsumerCrashedBeforeCommit
+    } else if died {
         OutcomeId::ConsumerCrashedAfterApply
     } else if doubled {
         OutcomeId::DuplicateApplied
@@ -190,6 +271,34 @@ pub fn consume(before: &Snapshot, inbox: bool, crash: ConsumerCrash) -> Consumpt
         applied,
         skipped,
     }
+}
+
+/// What a consumer held at `at` sees through its own connection (`inside`, while an event's
+/// transaction is open: that event's History line and inbox row too) and what another session
+/// sees (`outside`).
+pub fn consumer_pause(
+    before: &Snapshot,
+    inbox: bool,
+    at: ConsumerCrash,
+    event: usize,
+) -> (Option<Snapshot>, Snapshot) {
+    let outside = consume_until(before, inbox, at, event).state;
+    if at != ConsumerCrash::BeforeCommit {
+        return (None, outside);
+    }
+    let (_, handling) = handle(before, inbox);
+    let held = handling
+        .iter()
+        .filter_map(|h| match h {
+            Handling::Apply(entry) => Some(entry),
+            Handling::Skip(_) => None,
+        })
+        .nth(event);
+    let mut inside = outside.clone();
+    if let Some(entry) = held {
+        apply(&mut inside, entry, inbox);
+    }
+    (Some(inside), outside)
 }
 
 #[cfg(test)]

@@ -107,6 +107,66 @@ catalogue_enum! {
         Crash = "crash",
         /// Not drawn: the client's retry with a fresh event_id (a mistake).
         Retry = "retry",
+        /// The publisher locks the unpublished rows (`FOR UPDATE SKIP LOCKED`).
+        Claim = "claim",
+        /// The publisher hands one event to the broker.
+        Send = "send",
+        /// The publisher marks the sent row (`published_at = now()`).
+        Mark = "mark",
+        /// The consumer reads the topic from its committed offset.
+        Poll = "poll",
+        /// The consumer applies one event (History line, inbox row) in a transaction.
+        Apply = "apply",
+        /// The consumer commits its offset.
+        Offset = "offset",
+    }
+}
+
+catalogue_enum! {
+    /// What a run is: the ticket function of 8.2, or what runs after its COMMIT — the
+    /// publisher of 8.3 or the History consumer of 8.4, each previewed.
+    pub enum Scenario {
+        Ticket = "ticket",
+        Publisher = "publisher",
+        Consumer = "consumer",
+    }
+}
+
+/// A pause of a scenario: one of its crash points, where a one-shot run may die and a stepped
+/// run waits for the learner. In JSON: `"scenario": "publisher", "at": "after_send"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "scenario", content = "at", rename_all = "snake_case")]
+pub enum PausePoint {
+    Ticket(CrashPoint),
+    Publisher(PublisherCrash),
+    Consumer(ConsumerCrash),
+}
+
+impl PausePoint {
+    pub const fn scenario(self) -> Scenario {
+        match self {
+            PausePoint::Ticket(_) => Scenario::Ticket,
+            PausePoint::Publisher(_) => Scenario::Publisher,
+            PausePoint::Consumer(_) => Scenario::Consumer,
+        }
+    }
+
+    /// The crash point's id within its scenario.
+    pub const fn id(self) -> &'static str {
+        match self {
+            PausePoint::Ticket(c) => c.id(),
+            PausePoint::Publisher(c) => c.id(),
+            PausePoint::Consumer(c) => c.id(),
+        }
+    }
+
+    /// "No crash": where a run that was never stopped ends.
+    pub const fn end_of(scenario: Scenario) -> PausePoint {
+        match scenario {
+            Scenario::Ticket => PausePoint::Ticket(CrashPoint::None),
+            Scenario::Publisher => PausePoint::Publisher(PublisherCrash::None),
+            Scenario::Consumer => PausePoint::Consumer(ConsumerCrash::None),
+        }
     }
 }
 
@@ -194,6 +254,9 @@ catalogue_enum! {
         /// Publisher died after the broker took the event, before the mark committed: the
         /// event is in Kafka and the row still says NULL, so the next run sends it again.
         PublisherCrashedAfterSend = "publisher_crashed_after_send",
+        /// Publisher died after marking a row, before COMMIT: the mark rolled back with its
+        /// transaction, the event is in Kafka, and the next run sends it again.
+        PublisherCrashedAfterMark = "publisher_crashed_after_mark",
         /// Two publishers with SKIP LOCKED: each row taken by one of them, nobody waited.
         PublishRaceSkipped = "publish_race_skipped",
         /// Two publishers with a plain FOR UPDATE: the second waited, then found the rows marked.
@@ -208,6 +271,9 @@ catalogue_enum! {
         DuplicateApplied = "duplicate_applied",
         /// Consumer died after applying, before committing its offset: the events come back.
         ConsumerCrashedAfterApply = "consumer_crashed_after_apply",
+        /// Consumer died inside an event's transaction: PostgreSQL rolled back its History line
+        /// and inbox row; the offset still points at the event, so it comes again.
+        ConsumerCrashedBeforeCommit = "consumer_crashed_before_commit",
     }
 }
 
@@ -218,8 +284,10 @@ catalogue_enum! {
         None = "none",
         /// After locking the rows, before sending anything.
         BeforeSend = "before_send",
-        /// After the broker accepted the first event, before the mark committed.
+        /// After the broker accepted an event, before its row is marked.
         AfterSend = "after_send",
+        /// After a row is marked, before COMMIT: the mark is the transaction's, and dies with it.
+        AfterMark = "after_mark",
     }
 }
 
@@ -228,6 +296,9 @@ catalogue_enum! {
     pub enum ConsumerCrash {
         /// It applies and commits its offset.
         None = "none",
+        /// Inside an event's transaction: History's line and the inbox row written, not
+        /// committed.
+        BeforeCommit = "before_commit",
         /// After the projection's transactions committed, before the offset was committed.
         AfterApply = "after_apply",
     }
@@ -391,6 +462,7 @@ impl OutcomeId {
                 | OutcomeId::NothingToPublish
                 | OutcomeId::PublisherCrashedBeforeSend
                 | OutcomeId::PublisherCrashedAfterSend
+                | OutcomeId::PublisherCrashedAfterMark
                 | OutcomeId::PublishRaceSkipped
                 | OutcomeId::PublishRaceWaited
                 | OutcomeId::Consumed
@@ -398,6 +470,7 @@ impl OutcomeId {
                 | OutcomeId::DuplicateSkipped
                 | OutcomeId::DuplicateApplied
                 | OutcomeId::ConsumerCrashedAfterApply
+                | OutcomeId::ConsumerCrashedBeforeCommit
         )
     }
 
@@ -405,7 +478,10 @@ impl OutcomeId {
     pub const fn publisher_row(self) -> Option<PublisherRow> {
         Some(match self {
             OutcomeId::PublisherCrashedBeforeSend => PublisherRow::CrashBeforeSend,
-            OutcomeId::PublisherCrashedAfterSend => PublisherRow::CrashAfterSend,
+            // A mark that never committed is no mark: the event goes out again.
+            OutcomeId::PublisherCrashedAfterSend | OutcomeId::PublisherCrashedAfterMark => {
+                PublisherRow::CrashAfterSend
+            }
             OutcomeId::Published | OutcomeId::PublishRaceSkipped | OutcomeId::PublishRaceWaited => {
                 PublisherRow::CrashAfterMark
             }
@@ -473,6 +549,16 @@ impl Mode {
                 Crash(C::AfterCommit),
             ],
         }
+    }
+
+    /// The step that runs after crash point `point` in this mode, if any.
+    pub fn step_after(self, point: CrashPoint) -> Option<Step> {
+        let timeline = self.timeline();
+        let at = timeline.iter().position(|s| *s == Slot::Crash(point))?;
+        timeline[at + 1..].iter().find_map(|s| match s {
+            Slot::Step(step) => Some(*step),
+            Slot::Crash(_) => None,
+        })
     }
 
     /// The crash point drawn on a step itself: the COMMIT whose reply is lost.

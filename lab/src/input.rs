@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{CommitFate, ConsumerCrash, CrashPoint, Mistake, Mode, PublisherCrash, names};
+use crate::catalog::{
+    CommitFate, ConsumerCrash, CrashPoint, Mistake, Mode, PublisherCrash, Scenario, names,
+};
 use crate::outcome::AttemptSettings;
 
 /// Why a learner's input was refused. Each variant names the field and the rule.
@@ -456,6 +458,20 @@ pub fn consumer_crash(raw: Option<&str>) -> Result<ConsumerCrash, InputError> {
 }
 
 /// An on/off field (`on`/`off`, `true`/`false`); absent means `default`.
+/// `/api/step`'s `scenario`: `ticket` (the default), `publisher` or `consumer`.
+pub fn scenario(raw: Option<&str>) -> Result<Scenario, InputError> {
+    one_of("scenario", raw, Scenario::ALL, Scenario::id)
+}
+
+/// A field that the chosen scenario does not take: refused rather than silently ignored.
+pub fn not_taken(field: &'static str, raw: &str, scenario: Scenario) -> InputError {
+    InputError::UnknownValue {
+        field,
+        value: raw.chars().take(40).collect(),
+        allowed: format!("nothing with scenario={}", scenario.id()),
+    }
+}
+
 pub fn switch(field: &'static str, raw: Option<&str>, default: bool) -> Result<bool, InputError> {
     match raw.filter(|r| !r.is_empty()) {
         None => Ok(default),

@@ -4,16 +4,24 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{CommitFate, CrashPoint, Step};
+use crate::catalog::{CommitFate, ConsumerCrash, CrashPoint, PausePoint, PublisherCrash, Step};
 use crate::outcome::{Report, Snapshot, TraceStep};
 
 /// What the learner (or course tooling) sends, one JSON text frame each.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
+// A command lives for one hop through a bounded channel; boxing `begin` would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// Opens the transaction; the fields are `/api/attempt`'s (no crash point: the learner
-    /// chooses it as they go).
+    /// chooses it as they go). `scenario` chooses what runs: `ticket` (the default), or after
+    /// COMMIT the `publisher` or the `consumer` (with `inbox`, `on` by default, as
+    /// `/api/consume` takes it); those take none of the ticket's fields.
     Begin {
+        #[serde(default)]
+        scenario: Option<String>,
+        #[serde(default)]
+        inbox: Option<String>,
         #[serde(default)]
         mode: Option<String>,
         #[serde(default)]
@@ -40,6 +48,16 @@ pub enum Command {
     CommitReplyLost { commit_fate: String },
     /// A second connection runs the lesson's guarded UPDATE of ticket-42 now.
     OtherWriter,
+    /// A second publisher starts now: its SELECT with `SKIP LOCKED` (the default) takes what
+    /// nobody holds; without it, it waits for the held publisher's row locks.
+    OtherPublisher {
+        #[serde(default = "skip_locked_by_default")]
+        skip_locked: bool,
+    },
+}
+
+fn skip_locked_by_default() -> bool {
+    true
 }
 
 /// What the server sends.
@@ -63,8 +81,9 @@ pub struct StepError {
 /// One pause: the function between two statements, seen from inside and from outside.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pause {
-    /// The crash point the function is held at.
-    pub at: CrashPoint,
+    /// The scenario and the crash point it is held at (`"scenario"` and `"at"` in JSON).
+    #[serde(flatten)]
+    pub point: PausePoint,
     /// The step that "next" runs (`None` when the function would simply return).
     pub next: Option<Step>,
     /// The tables through the held connection (its own uncommitted changes visible);
@@ -120,6 +139,10 @@ pub struct Waiter {
     /// it finished: the evidence that it waited at all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waited_behind: Vec<i32>,
+    /// A second publisher (rather than another writer): whether its SELECT skipped locked
+    /// rows. `rows` is then the rows it took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_locked: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,14 +159,89 @@ pub enum WaiterState {
 /// What a stepped run adds to its report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stepped {
-    /// Where the learner ended it (`none` when it ran to the end).
-    pub ended_at: CrashPoint,
+    /// The scenario, and where the learner ended it (`none` when it ran to the end):
+    /// `"scenario"` and `"ended_at"` in JSON.
+    #[serde(flatten, with = "ended_at")]
+    pub ended_at: PausePoint,
+    /// The publisher's row or the consumer's event it ended at, from 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub index: usize,
     /// PostgreSQL ended the idle transaction itself (`idle_in_transaction_session_timeout`).
     pub idle_timeout: bool,
     pub waiter: Option<Waiter>,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// `Stepped`'s end as `"scenario"` and `"ended_at"` beside its other fields.
+mod ended_at {
+    use super::{ConsumerCrash, CrashPoint, PausePoint, PublisherCrash};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(tag = "scenario", content = "ended_at", rename_all = "snake_case")]
+    enum Tagged {
+        Ticket(CrashPoint),
+        Publisher(PublisherCrash),
+        Consumer(ConsumerCrash),
+    }
+
+    pub fn serialize<S: Serializer>(point: &PausePoint, s: S) -> Result<S::Ok, S::Error> {
+        match *point {
+            PausePoint::Ticket(c) => Tagged::Ticket(c),
+            PausePoint::Publisher(c) => Tagged::Publisher(c),
+            PausePoint::Consumer(c) => Tagged::Consumer(c),
+        }
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PausePoint, D::Error> {
+        Ok(match Tagged::deserialize(d)? {
+            Tagged::Ticket(c) => PausePoint::Ticket(c),
+            Tagged::Publisher(c) => PausePoint::Publisher(c),
+            Tagged::Consumer(c) => PausePoint::Consumer(c),
+        })
+    }
+}
+
 /// The fate a `commit_reply_lost` command names.
 pub fn parse_fate(raw: &str) -> Option<CommitFate> {
     CommitFate::parse(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pause_and_a_stepped_end_name_their_scenario_beside_the_point() {
+        let stepped = Stepped {
+            ended_at: PausePoint::Publisher(PublisherCrash::AfterSend),
+            index: 1,
+            idle_timeout: false,
+            waiter: None,
+        };
+        let json = serde_json::to_value(&stepped).unwrap();
+        assert_eq!(json["scenario"], "publisher");
+        assert_eq!(json["ended_at"], "after_send");
+        assert_eq!(serde_json::from_value::<Stepped>(json).unwrap(), stepped);
+        let ticket = serde_json::json!({"scenario": "ticket", "ended_at": "after_update",
+            "idle_timeout": true, "waiter": null});
+        let back: Stepped = serde_json::from_value(ticket).unwrap();
+        assert_eq!(back.ended_at, PausePoint::Ticket(CrashPoint::AfterUpdate));
+        let wrong = serde_json::json!({"scenario": "consumer", "ended_at": "after_update",
+            "idle_timeout": true, "waiter": null});
+        assert!(serde_json::from_value::<Stepped>(wrong).is_err());
+    }
+
+    #[test]
+    fn a_second_publisher_skips_locked_rows_unless_told_otherwise() {
+        let c: Command = serde_json::from_str(r#"{"cmd":"other_publisher"}"#).unwrap();
+        assert_eq!(c, Command::OtherPublisher { skip_locked: true });
+        let c: Command =
+            serde_json::from_str(r#"{"cmd":"other_publisher","skip_locked":false}"#).unwrap();
+        assert_eq!(c, Command::OtherPublisher { skip_locked: false });
+    }
 }

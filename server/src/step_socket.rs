@@ -24,7 +24,9 @@ use axum::extract::ws::{Message as Frame, Utf8Bytes, WebSocket, WebSocketUpgrade
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use outbox_lab::catalog::Scenario;
 use outbox_lab::input::{AttemptFields, AttemptSpec};
+use outbox_lab::pg::stepper::AfterCommitStep;
 use outbox_lab::pg::{Lab, LabError, SandboxToken, SchemaName};
 use outbox_lab::prediction::{Prediction, PredictionFields};
 use outbox_lab::step::{Command, Message, StepError};
@@ -180,6 +182,8 @@ impl Quiet {
     }
 }
 
+// One lives for one loop turn; boxing a command would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum Received {
     Command(Command),
     Unreadable,
@@ -198,12 +202,12 @@ impl Session {
                 }
                 Received::Gone => break,
             };
-            let Some((spec, prediction)) = self.begin(&mut socket, command).await else {
+            let Some(begun) = self.begin(&mut socket, command).await else {
                 continue;
             };
             match self.runnable().await {
                 Ok(run_slot) => {
-                    if !self.run(&mut socket, spec, prediction, run_slot).await {
+                    if !self.run(&mut socket, begun, run_slot).await {
                         break;
                     }
                 }
@@ -222,13 +226,11 @@ impl Session {
         let _ = tokio::time::timeout(SEND_LIMIT, socket.send(Frame::Close(None))).await;
     }
 
-    /// The run's spec and prediction from a `begin`; anything else is refused.
-    async fn begin(
-        &mut self,
-        socket: &mut WebSocket,
-        command: Command,
-    ) -> Option<(AttemptSpec, Prediction)> {
+    /// What a `begin` starts; anything else is refused.
+    async fn begin(&mut self, socket: &mut WebSocket, command: Command) -> Option<Begun> {
         let Command::Begin {
+            scenario,
+            inbox,
             mode,
             mistakes,
             event_id,
@@ -242,22 +244,57 @@ impl Session {
             self.refuse(socket, "step_not_now").await;
             return None;
         };
-        let fields = AttemptFields {
-            mode: mode.as_deref(),
-            mistakes: mistakes.as_deref(),
-            crash: None,
-            commit_fate: None,
-            event_id: event_id.as_deref(),
-            payload: payload.as_deref(),
-        };
-        let prediction = Prediction::parse(PredictionFields {
-            ticket: predict_ticket.as_deref(),
-            outbox: predict_outbox.as_deref(),
-            kafka: predict_kafka.as_deref(),
-            client: predict_client.as_deref(),
+        let begun = outbox_lab::input::scenario(scenario.as_deref()).and_then(|scenario| {
+            let ticket_fields = [
+                ("mode", &mode),
+                ("mistakes", &mistakes),
+                ("event_id", &event_id),
+                ("payload", &payload),
+                ("predict_ticket", &predict_ticket),
+                ("predict_outbox", &predict_outbox),
+                ("predict_kafka", &predict_kafka),
+                ("predict_client", &predict_client),
+            ];
+            let refuse_given = |fields: &[(&'static str, &Option<String>)]| match fields
+                .iter()
+                .find_map(|(f, v)| v.as_deref().map(|v| (*f, v)))
+            {
+                Some((field, value)) => Err(outbox_lab::input::not_taken(field, value, scenario)),
+                None => Ok(()),
+            };
+            match scenario {
+                Scenario::Ticket => {
+                    refuse_given(&[("inbox", &inbox)])?;
+                    let fields = AttemptFields {
+                        mode: mode.as_deref(),
+                        mistakes: mistakes.as_deref(),
+                        crash: None,
+                        commit_fate: None,
+                        event_id: event_id.as_deref(),
+                        payload: payload.as_deref(),
+                    };
+                    let prediction = Prediction::parse(PredictionFields {
+                        ticket: predict_ticket.as_deref(),
+                        outbox: predict_outbox.as_deref(),
+                        kafka: predict_kafka.as_deref(),
+                        client: predict_client.as_deref(),
+                    })?;
+                    Ok(Begun::Ticket(AttemptSpec::from_fields(fields)?, prediction))
+                }
+                Scenario::Publisher => {
+                    refuse_given(&ticket_fields)?;
+                    refuse_given(&[("inbox", &inbox)])?;
+                    Ok(Begun::AfterCommit(AfterCommitStep::Publisher))
+                }
+                Scenario::Consumer => {
+                    refuse_given(&ticket_fields)?;
+                    let inbox = outbox_lab::input::switch("inbox", inbox.as_deref(), true)?;
+                    Ok(Begun::AfterCommit(AfterCommitStep::Consumer { inbox }))
+                }
+            }
         });
-        match AttemptSpec::from_fields(fields).and_then(|spec| Ok((spec, prediction?))) {
-            Ok(both) => Some(both),
+        match begun {
+            Ok(begun) => Some(begun),
             Err(e) => {
                 let e = ApiError::from_input_in(e, self.locale);
                 let _ = send(socket, &error_message(e)).await;
@@ -290,13 +327,7 @@ impl Session {
 
     /// One stepped run. Returns false when the socket is gone (the run has then ended the
     /// crash way).
-    async fn run(
-        &mut self,
-        socket: &mut WebSocket,
-        spec: AttemptSpec,
-        prediction: Prediction,
-        run_slot: Slot,
-    ) -> bool {
+    async fn run(&mut self, socket: &mut WebSocket, begun: Begun, run_slot: Slot) -> bool {
         let (commands, mut command_rx) = mpsc::channel::<Command>(COMMAND_QUEUE);
         let (out_tx, mut out) = mpsc::channel::<Message>(COMMAND_QUEUE);
         let (lab, sandbox) = (self.lab.clone(), self.sandbox.clone());
@@ -304,9 +335,16 @@ impl Session {
         // command channel is the process dying) and its connection is cut.
         let mut task = tokio::spawn(async move {
             let _run_slot = run_slot;
-            let result = lab
-                .step(&sandbox, &spec, &prediction, &mut command_rx, &out_tx)
-                .await;
+            let result = match begun {
+                Begun::Ticket(spec, prediction) => {
+                    lab.step(&sandbox, &spec, &prediction, &mut command_rx, &out_tx)
+                        .await
+                }
+                Begun::AfterCommit(what) => {
+                    lab.step_after_commit(&sandbox, what, &mut command_rx, &out_tx)
+                        .await
+                }
+            };
             lab.observe(result)
         });
         let mut commands = Some(commands);
@@ -415,6 +453,12 @@ impl Session {
             other => other,
         }
     }
+}
+
+/// What a `begin` starts: the ticket function with its prediction, or a run after COMMIT.
+enum Begun {
+    Ticket(AttemptSpec, Prediction),
+    AfterCommit(AfterCommitStep),
 }
 
 /// Why a run may not start: the socket may stay open, or must close.

@@ -22,7 +22,12 @@ fn code(step: Step) -> &'static str {
         Step::Update => "UPDATE tickets … WHERE id = $1",
         Step::Insert => "INSERT INTO outbox …",
         Step::Commit => "COMMIT",
-        Step::Publish => "tickets.status.v1",
+        Step::Publish | Step::Send => "tickets.status.v1",
+        Step::Claim => "SELECT … FOR UPDATE SKIP LOCKED",
+        Step::Mark => "UPDATE outbox SET published_at",
+        Step::Poll => "SELECT … FROM kafka_log",
+        Step::Apply => "INSERT INTO history, inbox",
+        Step::Offset => "consumer_offsets",
         Step::Crash | Step::Retry => "",
     }
 }
@@ -36,6 +41,12 @@ pub fn step_name(l: Locale, step: Step) -> &'static str {
         Step::Publish => td_string!(l, strip.step.publish),
         Step::Crash => td_string!(l, strip.step.crash),
         Step::Retry => td_string!(l, strip.step.retry),
+        Step::Claim => td_string!(l, strip.step.claim),
+        Step::Send => td_string!(l, strip.step.send),
+        Step::Mark => td_string!(l, strip.step.mark),
+        Step::Poll => td_string!(l, strip.step.poll),
+        Step::Apply => td_string!(l, strip.step.apply),
+        Step::Offset => td_string!(l, strip.step.offset),
     }
 }
 

@@ -5,7 +5,7 @@
 
 use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
 
-use crate::catalog::{CrashPoint, Mistake, Mode, OutcomeId, Step, names::TICKET_ID};
+use crate::catalog::{CrashPoint, Mistake, Mode, OutcomeId, PausePoint, Step, names::TICKET_ID};
 use crate::input::AttemptSpec;
 use crate::outcome::{Actor, Answer, TxState};
 
@@ -41,14 +41,34 @@ pub enum Go {
     Die,
 }
 
-/// Holds the function at its pauses. The one-shot attempt decides up front ([`Planned`]); the
-/// stepper asks the learner.
+/// A pause as a scenario's code reaches it: the crash point, and the step that runs next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Here {
+    pub point: PausePoint,
+    /// `None` when the code would simply return.
+    pub next: Option<Step>,
+}
+
+impl Here {
+    /// A pause of the ticket function in `mode`.
+    pub fn ticket(mode: Mode, point: CrashPoint) -> Here {
+        Here {
+            point: PausePoint::Ticket(point),
+            next: mode.step_after(point),
+        }
+    }
+}
+
+/// Holds a scenario's code at its pauses — the ticket function's, the publisher's and the
+/// consumer's alike. The one-shot run decides up front ([`Planned`]); the stepper asks the
+/// learner.
 pub trait Pauses: Send {
-    /// Called at each crash point of the mode, in order. `conn` is the transaction's
-    /// connection while one is open (`None` after COMMIT).
+    /// Called at each crash point the code reaches, in order (the publisher's and the
+    /// consumer's once per row or event). `conn` is the scenario's connection while its
+    /// transaction is open (`None` otherwise).
     fn at(
         &mut self,
-        point: CrashPoint,
+        here: Here,
         conn: Option<&mut PgConnection>,
         trace: &mut Tracer,
     ) -> impl std::future::Future<Output = Result<Go, LabError>> + Send;
@@ -60,17 +80,22 @@ pub trait Pauses: Send {
     }
 }
 
-/// The one-shot run: the process dies at the chosen crash point, nowhere else.
-pub struct Planned(pub CrashPoint);
+/// The one-shot run: the process dies the first time it reaches the chosen crash point,
+/// nowhere else.
+pub struct Planned(pub PausePoint);
 
 impl Pauses for Planned {
     async fn at(
         &mut self,
-        point: CrashPoint,
+        here: Here,
         _conn: Option<&mut PgConnection>,
         _trace: &mut Tracer,
     ) -> Result<Go, LabError> {
-        Ok(if point == self.0 { Go::Die } else { Go::On })
+        Ok(if here.point == self.0 {
+            Go::Die
+        } else {
+            Go::On
+        })
     }
 }
 
@@ -110,7 +135,8 @@ pub async fn resolve_ticket(
     spec: &AttemptSpec,
     trace: &mut Tracer,
 ) -> Result<Attempted, LabError> {
-    run_function(conn, place, spec, &mut Planned(spec.crash), trace).await
+    let mut planned = Planned(PausePoint::Ticket(spec.crash));
+    run_function(conn, place, spec, &mut planned, trace).await
 }
 
 /// Runs the attempt's function on `conn`, held at each pause by `pauses`.
@@ -128,7 +154,11 @@ pub async fn run_function<P: Pauses>(
     };
     let (mut tx, backend_pid, xid) = begin_with(conn, place.sandbox, enter, trace).await?;
     if pauses
-        .at(CrashPoint::AfterBegin, Some(&mut *tx), trace)
+        .at(
+            Here::ticket(spec.mode, CrashPoint::AfterBegin),
+            Some(&mut *tx),
+            trace,
+        )
         .await?
         == Go::Die
     {
@@ -291,7 +321,11 @@ async fn outbox_steps<P: Pauses>(
     }
 
     if pauses
-        .at(CrashPoint::AfterUpdate, Some(&mut *tx), trace)
+        .at(
+            Here::ticket(spec.mode, CrashPoint::AfterUpdate),
+            Some(&mut *tx),
+            trace,
+        )
         .await?
         == Go::Die
     {
@@ -318,7 +352,11 @@ async fn outbox_steps<P: Pauses>(
     };
 
     if pauses
-        .at(CrashPoint::AfterInsert, Some(&mut *tx), trace)
+        .at(
+            Here::ticket(spec.mode, CrashPoint::AfterInsert),
+            Some(&mut *tx),
+            trace,
+        )
         .await?
         == Go::Die
     {
@@ -335,7 +373,15 @@ async fn outbox_steps<P: Pauses>(
     if let Some(stop) = commit(tx, trace).await? {
         return Ok(stop);
     }
-    if pauses.at(CrashPoint::AfterCommit, None, trace).await? == Go::Die {
+    if pauses
+        .at(
+            Here::ticket(spec.mode, CrashPoint::AfterCommit),
+            None,
+            trace,
+        )
+        .await?
+        == Go::Die
+    {
         return Ok(Stop::Crash(OutcomeId::CommittedThenCrashed));
     }
     // Nobody checked the INSERT's row count: the function reports success either way.

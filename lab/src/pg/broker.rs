@@ -6,8 +6,10 @@ use sqlx::{Acquire, PgConnection, PgPool};
 
 use crate::broker::parse_event;
 use crate::catalog::names::TICKET_ID;
+use crate::catalog::{ConsumerCrash, PausePoint, Scenario, Step};
 use crate::outcome::{Actor, Answer, Sent, TxState};
 
+use super::attempt::{Go, Here, Pauses, Planned};
 use super::error::LabError;
 use super::names::SchemaName;
 use super::sandbox_tx;
@@ -39,10 +41,22 @@ pub async fn publish_and_consume(
     trace: &mut Tracer,
 ) -> Result<(), LabError> {
     publish(pool, sandbox, TICKET_ID, value, trace).await?;
+    trace.pin();
+    let consumed = consume_and_commit(pool, sandbox, trace).await;
+    trace.unpin();
+    consumed
+}
+
+async fn consume_and_commit(
+    pool: &PgPool,
+    sandbox: &SchemaName,
+    trace: &mut Tracer,
+) -> Result<(), LabError> {
     // One connection at a time: the caller holds its ticket transaction's meanwhile.
     let polled = {
         let mut conn = pool.acquire().await.map_err(LabError::from_sqlx)?;
-        consume(&mut conn, sandbox, true, trace).await?
+        let mut never = Planned(PausePoint::end_of(Scenario::Consumer));
+        consume(&mut conn, sandbox, true, &mut never, trace).await?
     };
     commit_offset(pool, sandbox, polled.next_offset, trace).await
 }
@@ -84,18 +98,22 @@ pub struct Polled {
     pub next_offset: i64,
     pub applied: Vec<String>,
     pub skipped: Vec<String>,
+    /// It died inside the transaction of the event after `applied` (`before_commit`).
+    pub died: bool,
 }
 
 /// The History consumer on `conn`: polls from its committed offset, then applies each event
-/// in a transaction of its own (with the inbox row when `inbox`). The offset is not
-/// committed here: the caller does that, or dies first.
-pub async fn consume(
+/// in a transaction of its own (with the inbox row when `inbox`), held before each COMMIT by
+/// `pauses`. The offset is not committed here: the caller does that, or dies first.
+pub async fn consume<P: Pauses>(
     conn: &mut PgConnection,
     sandbox: &SchemaName,
     inbox: bool,
+    pauses: &mut P,
     trace: &mut Tracer,
 ) -> Result<Polled, LabError> {
     let in_sandbox = |e| LabError::in_sandbox(e, sandbox.as_str());
+    trace.enter(Step::Poll);
     let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
     trace.sql(Actor::Consumer, "BEGIN", &[], done(), TxState::Open);
     sandbox_tx::enter(&mut tx, sandbox, trace).await?;
@@ -143,6 +161,7 @@ pub async fn consume(
             );
             continue;
         };
+        trace.enter(Step::Apply);
         let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
         trace.sql(Actor::Consumer, "BEGIN", &[], done(), TxState::Open);
         sandbox_tx::enter(&mut tx, sandbox, trace).await?;
@@ -182,6 +201,16 @@ pub async fn consume(
             rows(applied),
             TxState::Open,
         );
+        let here = Here {
+            point: PausePoint::Consumer(ConsumerCrash::BeforeCommit),
+            next: Some(Step::Commit),
+        };
+        if pauses.at(here, Some(&mut *tx), trace).await? == Go::Die {
+            // The process dies inside the transaction: no COMMIT, no ROLLBACK.
+            std::mem::forget(tx);
+            polled.died = true;
+            return Ok(polled);
+        }
         sandbox_tx::commit(tx, Actor::Consumer, trace).await?;
         polled.applied.push(e.event_id);
     }
@@ -195,6 +224,7 @@ pub async fn commit_offset(
     next_offset: i64,
     trace: &mut Tracer,
 ) -> Result<(), LabError> {
+    trace.enter(Step::Offset);
     let mut tx = sandbox_tx::begin(pool, sandbox, Actor::Broker, trace).await?;
     let n = sqlx::query(COMMIT_OFFSET)
         .bind(next_offset)

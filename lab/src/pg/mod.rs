@@ -12,6 +12,7 @@ mod actions;
 pub mod attempt;
 pub mod broker;
 pub mod budget;
+pub mod consumer;
 pub mod crash;
 pub mod database;
 pub mod error;

@@ -7,7 +7,7 @@ use crate::catalog::{CrashPoint, Mode, OutcomeId, Step, names::TICKET_ID};
 use crate::input::AttemptSpec;
 use crate::outcome::Actor;
 
-use super::attempt::{GUARDED_UPDATE, Go, Pauses, Place, Stop, commit, statement};
+use super::attempt::{GUARDED_UPDATE, Go, Here, Pauses, Place, Stop, commit, statement};
 use super::broker;
 use super::error::LabError;
 use super::sandbox_tx;
@@ -30,7 +30,11 @@ pub async fn naive_steps<P: Pauses>(
         return Ok(Stop::Returned(OutcomeId::GuardRejected));
     }
     if pauses
-        .at(CrashPoint::AfterUpdate, Some(&mut *tx), trace)
+        .at(
+            Here::ticket(spec.mode, CrashPoint::AfterUpdate),
+            Some(&mut *tx),
+            trace,
+        )
         .await?
         == Go::Die
     {
@@ -44,7 +48,11 @@ pub async fn naive_steps<P: Pauses>(
         trace.enter(Step::Publish);
         broker::publish_and_consume(place.pool, place.sandbox, payload, trace).await?;
         if pauses
-            .at(CrashPoint::AfterPublish, Some(&mut *tx), trace)
+            .at(
+                Here::ticket(spec.mode, CrashPoint::AfterPublish),
+                Some(&mut *tx),
+                trace,
+            )
             .await?
             == Go::Die
         {
@@ -55,7 +63,14 @@ pub async fn naive_steps<P: Pauses>(
             return Ok(stop);
         }
         return Ok(
-            match pauses.at(CrashPoint::AfterCommit, None, trace).await? {
+            match pauses
+                .at(
+                    Here::ticket(spec.mode, CrashPoint::AfterCommit),
+                    None,
+                    trace,
+                )
+                .await?
+            {
                 Go::Die => Stop::Crash(OutcomeId::NaivePublished),
                 Go::On => Stop::Returned(OutcomeId::NaivePublished),
             },
@@ -64,7 +79,15 @@ pub async fn naive_steps<P: Pauses>(
     if let Some(stop) = commit(tx, trace).await? {
         return Ok(stop);
     }
-    if pauses.at(CrashPoint::AfterCommit, None, trace).await? == Go::Die {
+    if pauses
+        .at(
+            Here::ticket(spec.mode, CrashPoint::AfterCommit),
+            None,
+            trace,
+        )
+        .await?
+        == Go::Die
+    {
         // The status is durable; the event existed only in this process's memory.
         return Ok(Stop::Crash(OutcomeId::NaiveEventLost));
     }

@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
 
 use crate::broker::PUBLISH_BATCH;
-use crate::catalog::PublisherCrash;
+use crate::catalog::{PausePoint, PublisherCrash, Step};
 use crate::outcome::{Actor, Answer, Lane, LockWaitSeen, Sent, TxState};
 
+use super::attempt::{Go, Here, Pauses};
 use super::broker;
 use super::crash;
 use super::error::LabError;
@@ -40,11 +41,12 @@ pub struct Unpublished {
 }
 
 /// BEGIN, the sandbox on the search_path, and the backend's pid (to watch it die or wait).
-async fn begin<'c>(
+pub(super) async fn begin<'c>(
     conn: &'c mut PgConnection,
     sandbox: &SchemaName,
     trace: &mut Tracer,
 ) -> Result<(Transaction<'c, Postgres>, i32), LabError> {
+    trace.enter(Step::Begin);
     let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
     trace.sql(Actor::Publisher, "BEGIN", &[], done(), TxState::Open);
     let (_, pid): (String, i32) = sqlx::query_as(ENTER)
@@ -93,7 +95,7 @@ async fn claim(
 }
 
 /// Sends one row through the broker, then marks it inside the publisher's transaction.
-async fn send(
+pub(super) async fn send(
     pool: &PgPool,
     sandbox: &SchemaName,
     row: &Unpublished,
@@ -104,7 +106,7 @@ async fn send(
         .map(drop)
 }
 
-async fn mark(
+pub(super) async fn mark(
     tx: &mut Transaction<'_, Postgres>,
     sandbox: &SchemaName,
     row: &Unpublished,
@@ -147,46 +149,82 @@ pub struct Ran {
     pub sent: Vec<String>,
     /// Whether it found rows to publish.
     pub found: bool,
-    pub trace: Tracer,
+    /// Where it died, and after which row (from 0).
+    pub died: Option<(PublisherCrash, usize)>,
 }
 
-/// One publisher run on `conn` (a connection of its own, killed if the publisher dies).
-pub async fn run(
+/// One publisher run on `conn` (a connection of its own, killed if the publisher dies), held
+/// at each of its pauses by `pauses`: after locking the rows, and after each send and each mark.
+pub async fn run<P: Pauses>(
     mut conn: PgConnection,
     pool: &PgPool,
     sandbox: &SchemaName,
-    crash_at: PublisherCrash,
+    pauses: &mut P,
     exit_limit: Duration,
+    trace: &mut Tracer,
 ) -> Result<Ran, LabError> {
-    let mut trace = Tracer::new();
-    let (mut tx, pid) = begin(&mut conn, sandbox, &mut trace).await?;
-    let rows = claim(&mut tx, sandbox, true, &mut trace, None).await?;
+    let (mut tx, pid) = begin(&mut conn, sandbox, trace).await?;
+    trace.enter(Step::Claim);
+    let rows = claim(&mut tx, sandbox, true, trace, None).await?;
+    let mut sent = Vec::new();
+    let here = |point, next| Here {
+        point: PausePoint::Publisher(point),
+        next: Some(next),
+    };
+    let died = 'run: {
+        if rows.is_empty() {
+            break 'run None;
+        }
+        let conn = Some(&mut *tx);
+        if pauses
+            .at(here(PublisherCrash::BeforeSend, Step::Send), conn, trace)
+            .await?
+            == Go::Die
+        {
+            break 'run Some((PublisherCrash::BeforeSend, 0));
+        }
+        for (i, row) in rows.iter().enumerate() {
+            trace.enter(Step::Send);
+            send(pool, sandbox, row, trace).await?;
+            sent.push(row.event_id.clone());
+            let conn = Some(&mut *tx);
+            if pauses
+                .at(here(PublisherCrash::AfterSend, Step::Mark), conn, trace)
+                .await?
+                == Go::Die
+            {
+                break 'run Some((PublisherCrash::AfterSend, i));
+            }
+            trace.enter(Step::Mark);
+            mark(&mut tx, sandbox, row, trace).await?;
+            let next = if i + 1 < rows.len() {
+                Step::Send
+            } else {
+                Step::Commit
+            };
+            let conn = Some(&mut *tx);
+            if pauses
+                .at(here(PublisherCrash::AfterMark, next), conn, trace)
+                .await?
+                == Go::Die
+            {
+                break 'run Some((PublisherCrash::AfterMark, i));
+            }
+        }
+        None
+    };
     let found = !rows.is_empty();
-    let dies_after = match crash_at {
-        _ if !found => None,
-        PublisherCrash::None => None,
-        PublisherCrash::BeforeSend => Some(0),
-        PublisherCrash::AfterSend => Some(1),
-    };
-    let Some(sent_before_death) = dies_after else {
-        send_mark_commit(pool, sandbox, tx, &rows, &mut trace).await?;
+    if died.is_none() {
+        trace.enter(Step::Commit);
+        tx.commit().await.map_err(LabError::from_sqlx)?;
+        trace.sql(Actor::Publisher, "COMMIT", &[], done(), TxState::Committed);
         conn.close().await.map_err(LabError::from_sqlx)?;
-        return Ok(Ran {
-            sent: rows.into_iter().map(|r| r.event_id).collect(),
-            found,
-            trace,
-        });
-    };
-    let sent: Vec<String> = rows[..sent_before_death]
-        .iter()
-        .map(|r| r.event_id.clone())
-        .collect();
-    for row in &rows[..sent_before_death] {
-        send(pool, sandbox, row, &mut trace).await?;
+        return Ok(Ran { sent, found, died });
     }
     // The process dies holding the row locks: no ROLLBACK, the socket just closes.
     std::mem::forget(tx);
     crash::kill(conn).await;
+    trace.enter(Step::Crash);
     trace.push(
         Actor::Publisher,
         Sent::ProcessCrashed,
@@ -200,7 +238,7 @@ pub async fn run(
         Answer::Nothing,
         TxState::RolledBack,
     );
-    Ok(Ran { sent, found, trace })
+    Ok(Ran { sent, found, died })
 }
 
 /// What two publishers at once did.

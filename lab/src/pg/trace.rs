@@ -14,6 +14,9 @@ pub struct Tracer {
     lane: Option<Lane>,
     /// The function's step that the next records belong to.
     step: Option<Step>,
+    /// While set, `enter` changes nothing: a scenario run inside another's step (Trace A's
+    /// service consumes inside its publish step) keeps that step.
+    pinned: bool,
 }
 
 impl Default for Tracer {
@@ -29,6 +32,7 @@ impl Tracer {
             steps: Vec::new(),
             lane: None,
             step: None,
+            pinned: false,
         }
     }
 
@@ -39,6 +43,7 @@ impl Tracer {
             steps: Vec::new(),
             lane: Some(lane),
             step: None,
+            pinned: false,
         }
     }
 
@@ -61,12 +66,24 @@ impl Tracer {
             steps,
             lane: None,
             step: None,
+            pinned: false,
         }
     }
 
     /// From now on, records belong to `step` of the function.
     pub fn enter(&mut self, step: Step) {
-        self.step = Some(step);
+        if !self.pinned {
+            self.step = Some(step);
+        }
+    }
+
+    /// Keeps the current step until [`Tracer::unpin`], whatever is entered meanwhile.
+    pub fn pin(&mut self) {
+        self.pinned = true;
+    }
+
+    pub fn unpin(&mut self) {
+        self.pinned = false;
     }
 
     pub fn push(&mut self, actor: Actor, sent: Sent, answer: Answer, tx: TxState) {

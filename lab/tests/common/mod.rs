@@ -5,7 +5,7 @@
 pub mod replay;
 pub mod witness;
 
-use outbox_lab::catalog::{CommitFate, CrashPoint};
+use outbox_lab::catalog::{CommitFate, CrashPoint, PausePoint};
 use outbox_lab::input::{AttemptSpec, EventId, Payload};
 use outbox_lab::pg::{Lab, LabConfig, SchemaName};
 use sqlx::postgres::PgConnectOptions;
@@ -171,7 +171,10 @@ pub async fn stepped_with_writer(
             let outbox_lab::step::Message::Pause(pause) = message else {
                 continue;
             };
-            let command = match pause.at {
+            let PausePoint::Ticket(at) = pause.point else {
+                panic!("a ticket run paused at {:?}", pause.point);
+            };
+            let command = match at {
                 CrashPoint::AfterUpdate if !writer_sent => {
                     writer_sent = true;
                     outbox_lab::step::Command::OtherWriter

@@ -2,15 +2,13 @@
 //! once, two publishers run at once, the History consumer runs. Each is judged against the
 //! model and kept like every other action.
 
-use sqlx::Connection;
-
-use crate::catalog::{ActionKind, ConsumerCrash, OutcomeId, PublisherCrash};
+use crate::catalog::{ActionKind, ConsumerCrash, OutcomeId, PausePoint, PublisherCrash};
 use crate::model;
-use crate::outcome::{Actor, AfterCommitRun, Answer, Report, Sent, Snapshot, TxState};
+use crate::outcome::{AfterCommitRun, Report, Snapshot};
 
-use super::super::broker;
+use super::super::attempt::Planned;
 use super::super::budget::Needs;
-use super::super::crash;
+use super::super::consumer;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
 use super::super::publisher;
@@ -42,13 +40,11 @@ impl Lab {
         let _slot = self.crash_slot().await?;
         let conn = self.connect_own(None).await?;
         let limit = self.config().backend_exit_timeout;
-        let ran = publisher::run(conn, self.pool(), sandbox, crash_at, limit).await?;
-        let outcome = match crash_at {
-            _ if !ran.found => OutcomeId::NothingToPublish,
-            PublisherCrash::None => OutcomeId::Published,
-            PublisherCrash::BeforeSend => OutcomeId::PublisherCrashedBeforeSend,
-            PublisherCrash::AfterSend => OutcomeId::PublisherCrashedAfterSend,
-        };
+        let mut trace = Tracer::new();
+        let mut planned = Planned(PausePoint::Publisher(crash_at));
+        let ran =
+            publisher::run(conn, self.pool(), sandbox, &mut planned, limit, &mut trace).await?;
+        let outcome = publisher_outcome(&ran);
         let run = AfterCommitRun::Publisher {
             crash: crash_at,
             sent: ran.sent,
@@ -58,7 +54,7 @@ impl Lab {
             sandbox,
             ActionKind::Restart,
             before,
-            ran.trace,
+            trace,
             outcome,
             expected,
             run,
@@ -135,38 +131,22 @@ impl Lab {
         let Locked { lock, before } = locked;
         let expected = model::predict_consume(&before, inbox, crash_at);
         let _slot = self.crash_slot().await?;
-        let mut conn = self.connect_own(None).await?;
+        let conn = self.connect_own(None).await?;
         let mut trace = Tracer::new();
-        let polled = broker::consume(&mut conn, sandbox, inbox, &mut trace).await?;
-        match crash_at {
-            ConsumerCrash::None => {
-                conn.close().await.map_err(LabError::from_sqlx)?;
-                broker::commit_offset(self.pool(), sandbox, polled.next_offset, &mut trace).await?;
-            }
-            ConsumerCrash::AfterApply => {
-                // The projection's transactions are committed; the offset commit is never sent.
-                let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
-                    .fetch_one(&mut conn)
-                    .await
-                    .map_err(LabError::from_sqlx)?;
-                crash::kill(conn).await;
-                trace.push(
-                    Actor::Consumer,
-                    Sent::ProcessCrashed,
-                    Answer::Nothing,
-                    TxState::Idle,
-                );
-                crash::wait_until_gone(self.pool(), pid, self.config().backend_exit_timeout)
-                    .await?;
-                trace.push(
-                    Actor::Postgres,
-                    Sent::BackendGone { pid },
-                    Answer::Nothing,
-                    TxState::Idle,
-                );
-            }
-        }
-        let outcome = consumed_outcome(&before, &polled, inbox, crash_at);
+        let limit = self.config().backend_exit_timeout;
+        let mut planned = Planned(PausePoint::Consumer(crash_at));
+        let consumed = consumer::run(
+            conn,
+            self.pool(),
+            sandbox,
+            inbox,
+            &mut planned,
+            limit,
+            &mut trace,
+        )
+        .await?;
+        let outcome = consumed_outcome(&before, &consumed, inbox);
+        let polled = consumed.polled;
         let run = AfterCommitRun::Consumer {
             inbox,
             crash: crash_at,
@@ -215,25 +195,38 @@ impl Lab {
     }
 }
 
+/// What a publisher run amounted to, from what it found and where it died.
+pub(crate) fn publisher_outcome(ran: &publisher::Ran) -> OutcomeId {
+    match ran.died {
+        _ if !ran.found => OutcomeId::NothingToPublish,
+        None => OutcomeId::Published,
+        Some((PublisherCrash::BeforeSend, _)) => OutcomeId::PublisherCrashedBeforeSend,
+        Some((PublisherCrash::AfterSend, _)) => OutcomeId::PublisherCrashedAfterSend,
+        Some((PublisherCrash::AfterMark, _)) => OutcomeId::PublisherCrashedAfterMark,
+        Some((PublisherCrash::None, _)) => OutcomeId::Published,
+    }
+}
+
 /// What a consumer run amounted to, from what it read and did: an event applied although
 /// History already had it is a double application.
-fn consumed_outcome(
+pub(crate) fn consumed_outcome(
     before: &Snapshot,
-    polled: &broker::Polled,
+    consumed: &consumer::Consumed,
     inbox: bool,
-    crash_at: ConsumerCrash,
 ) -> OutcomeId {
+    let polled = &consumed.polled;
     let mut seen: Vec<&str> = before.history.iter().map(|h| h.event_id.as_str()).collect();
     let mut doubled = false;
     for id in &polled.applied {
         doubled |= seen.contains(&id.as_str());
         seen.push(id);
     }
-    match () {
+    match consumed.died {
         _ if polled.records == 0 => OutcomeId::NothingToConsume,
-        _ if crash_at == ConsumerCrash::AfterApply => OutcomeId::ConsumerCrashedAfterApply,
-        _ if doubled && !inbox => OutcomeId::DuplicateApplied,
-        _ if !polled.skipped.is_empty() => OutcomeId::DuplicateSkipped,
-        _ => OutcomeId::Consumed,
+        Some((ConsumerCrash::BeforeCommit, _)) => OutcomeId::ConsumerCrashedBeforeCommit,
+        Some(_) => OutcomeId::ConsumerCrashedAfterApply,
+        None if doubled && !inbox => OutcomeId::DuplicateApplied,
+        None if !polled.skipped.is_empty() => OutcomeId::DuplicateSkipped,
+        None => OutcomeId::Consumed,
     }
 }

@@ -3,6 +3,7 @@
 //! sandbox lock, and judging a report against the model before keeping it.
 
 mod after_commit;
+pub(super) use after_commit::{consumed_outcome, publisher_outcome};
 mod attempt;
 pub(super) use attempt::fault_of;
 mod compare;

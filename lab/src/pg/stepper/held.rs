@@ -7,26 +7,45 @@ use sqlx::PgConnection;
 use sqlx::types::Json;
 use tokio::sync::mpsc;
 
-use crate::catalog::{CommitFate, CrashPoint, Slot, Step};
+use crate::broker;
+use crate::catalog::{CommitFate, CrashPoint, PausePoint, Scenario, Step};
 use crate::input::AttemptSpec;
 use crate::model;
 use crate::outcome::{Actor, Snapshot, TxState};
 use crate::step::{Backend, Command, LockRow, Message, Pause, WaiterState};
 
-use super::super::attempt::{Go, Pauses};
+use super::super::attempt::{Go, Here, Pauses};
 use super::super::error::LabError;
 use super::super::names::SchemaName;
 use super::super::runner::Lab;
 use super::super::trace::{Tracer, answer_of};
 use super::super::wire_fault::Relay;
 use super::refused;
-use super::writer::WaiterTask;
+use super::writer::{Job, WaiterTask};
+
+/// What a stepped run runs: the ticket function with its spec, or a run after COMMIT.
+#[derive(Clone, Copy)]
+pub(super) enum Run<'a> {
+    Ticket(&'a AttemptSpec),
+    Publisher,
+    Consumer { inbox: bool },
+}
+
+impl Run<'_> {
+    pub(super) fn scenario(self) -> Scenario {
+        match self {
+            Run::Ticket(_) => Scenario::Ticket,
+            Run::Publisher => Scenario::Publisher,
+            Run::Consumer { .. } => Scenario::Consumer,
+        }
+    }
+}
 
 /// The stepper's [`Pauses`]: at each pause, show the views and wait for the learner.
 pub(super) struct Held<'a> {
     pub(super) lab: &'a Lab,
     pub(super) sandbox: &'a SchemaName,
-    pub(super) spec: &'a AttemptSpec,
+    pub(super) run: Run<'a>,
     /// The state the model starts from: the tables before the run, plus a writer's change
     /// that committed before the held transaction first wrote.
     pub(super) base: Snapshot,
@@ -37,11 +56,43 @@ pub(super) struct Held<'a> {
     /// The transaction id once PostgreSQL has assigned one.
     pub(super) xid: String,
     pub(super) pid: i32,
-    pub(super) ended_at: CrashPoint,
+    pub(super) ended_at: PausePoint,
+    /// How often each pause was reached: the publisher's and the consumer's pauses come once
+    /// per row or event.
+    pub(super) reached: Vec<(PausePoint, usize)>,
     pub(super) lost_reply: Option<CommitFate>,
     pub(super) idle_timeout: bool,
     /// `base` includes the writer's change.
     pub(super) base_has_writer: bool,
+}
+
+impl<'a> Held<'a> {
+    pub(super) fn new(
+        lab: &'a Lab,
+        sandbox: &'a SchemaName,
+        run: Run<'a>,
+        base: Snapshot,
+        commands: &'a mut mpsc::Receiver<Command>,
+        out: &'a mpsc::Sender<Message>,
+    ) -> Self {
+        Held {
+            lab,
+            sandbox,
+            run,
+            base,
+            commands,
+            out,
+            relay: None,
+            waiter: None,
+            xid: String::new(),
+            pid: 0,
+            ended_at: PausePoint::end_of(run.scenario()),
+            reached: Vec::new(),
+            lost_reply: None,
+            idle_timeout: false,
+            base_has_writer: false,
+        }
+    }
 }
 
 impl Pauses for Held<'_> {
@@ -51,15 +102,19 @@ impl Pauses for Held<'_> {
 
     async fn at(
         &mut self,
-        point: CrashPoint,
+        here: Here,
         mut conn: Option<&mut PgConnection>,
         trace: &mut Tracer,
     ) -> Result<Go, LabError> {
-        let next = next_step(self.spec, point);
+        let point = here.point;
+        let next = here.next;
+        let index = self.reach(point);
         let mut show = true;
         loop {
             if show {
-                let pause = self.look(point, next, conn.as_deref_mut(), trace).await?;
+                let pause = self
+                    .look(point, index, next, conn.as_deref_mut(), trace)
+                    .await?;
                 if self
                     .out
                     .send(Message::Pause(Box::new(pause)))
@@ -90,13 +145,13 @@ impl Pauses for Held<'_> {
                         show = false;
                         continue;
                     };
-                    // Only where the one-shot attempt offers it too (not in Trace A's modes), so a
-                    // stepped run never keeps an attempt that reconciliation cannot read back.
-                    let offered = self
-                        .spec
-                        .mode
-                        .crash_points()
-                        .contains(&CrashPoint::CommitReplyLost);
+                    // Only where the one-shot attempt offers it too (not in Trace A's modes, not
+                    // after COMMIT), so a stepped run never keeps an attempt that
+                    // reconciliation cannot read back.
+                    let offered = match self.run {
+                        Run::Ticket(spec) => spec.mode.has_crash_point(CrashPoint::CommitReplyLost),
+                        Run::Publisher | Run::Consumer { .. } => false,
+                    };
                     let (Some(relay), Some(Step::Commit), Some(c), true) =
                         (self.relay, next, conn.as_deref_mut(), offered)
                     else {
@@ -116,8 +171,14 @@ impl Pauses for Held<'_> {
                     self.lost_reply = Some(fate);
                     return Ok(Go::On);
                 }
-                Ok(Some(Command::OtherWriter)) if self.waiter.is_none() => {
-                    let started = WaiterTask::start(self.lab, self.sandbox, trace.start()).await;
+                Ok(Some(command @ (Command::OtherWriter | Command::OtherPublisher { .. })))
+                    if self.waiter.is_none() && self.job_of(&command).is_some() =>
+                {
+                    let Some(job) = self.job_of(&command) else {
+                        continue;
+                    };
+                    let started =
+                        WaiterTask::start(self.lab, self.sandbox, job, trace.start()).await;
                     let mut task = match started {
                         Err(LabError::Busy) => {
                             self.refuse("busy").await;
@@ -129,7 +190,9 @@ impl Pauses for Held<'_> {
                     task.wait_until_settled(self.lab).await?;
                     self.waiter = Some(task);
                 }
-                Ok(Some(Command::OtherWriter)) | Ok(Some(Command::Begin { .. })) => {
+                Ok(Some(Command::OtherWriter))
+                | Ok(Some(Command::OtherPublisher { .. }))
+                | Ok(Some(Command::Begin { .. })) => {
                     self.refuse("step_not_now").await;
                     show = false;
                 }
@@ -157,6 +220,42 @@ impl Pauses for Held<'_> {
 }
 
 impl Held<'_> {
+    /// Counts a pause reached; returns how often it was reached before (the row or event).
+    fn reach(&mut self, point: PausePoint) -> usize {
+        match self.reached.iter_mut().find(|(p, _)| *p == point) {
+            Some((_, n)) => {
+                *n += 1;
+                *n - 1
+            }
+            None => {
+                self.reached.push((point, 1));
+                0
+            }
+        }
+    }
+
+    /// The second session a command asks for, if this run has it: another writer beside the
+    /// ticket function, another publisher beside the publisher.
+    fn job_of(&self, command: &Command) -> Option<Job> {
+        match (command, self.run) {
+            (Command::OtherWriter, Run::Ticket(_)) => Some(Job::Writer),
+            (Command::OtherPublisher { skip_locked }, Run::Publisher) => Some(Job::Publisher {
+                skip_locked: *skip_locked,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Where the run ended, with the row or event: the stepped report's `ended_at`.
+    pub(super) fn ended(&self) -> (PausePoint, usize) {
+        let index = self
+            .reached
+            .iter()
+            .find(|(p, _)| *p == self.ended_at)
+            .map_or(0, |(_, n)| n.saturating_sub(1));
+        (self.ended_at, index)
+    }
+
     async fn refuse(&self, code: &str) {
         // Never wait to refuse: a client sending faster than it reads fills the channel, and
         // a run waiting on it while the socket waits on the run would hold both for good. A
@@ -166,7 +265,8 @@ impl Held<'_> {
 
     async fn look(
         &mut self,
-        at: CrashPoint,
+        at: PausePoint,
+        index: usize,
         next: Option<Step>,
         conn: Option<&mut PgConnection>,
         trace: &Tracer,
@@ -196,6 +296,7 @@ impl Held<'_> {
         // A writer that committed while the held transaction had not written yet changed
         // the state this transaction starts from.
         if let Some(w) = &waiter
+            && matches!(self.run, Run::Ticket(_))
             && w.state == WaiterState::Done
             && w.rows == Some(1)
             && self.xid.is_empty()
@@ -217,13 +318,18 @@ impl Held<'_> {
             .fetch_all(pool)
             .await
             .map_err(LabError::from_sqlx)?;
-        let views = model::predict_pause(&self.base, self.spec, at);
-        let matches_model = views.inside == inside && views.outside == outside;
+        let views = self.predicted(at, index);
+        let same = |a: &Option<Snapshot>, b: &Option<Snapshot>| match (a, b) {
+            (Some(a), Some(b)) => a.same_as(b),
+            (None, None) => true,
+            _ => false,
+        };
+        let matches_model = same(&views.inside, &inside) && views.outside.same_as(&outside);
         if !matches_model {
             tracing::warn!(sandbox = %self.sandbox, ?at, ?views, ?inside, ?outside, "a pause differs from the model");
         }
         Ok(Pause {
-            at,
+            point: at,
             next,
             inside,
             outside,
@@ -276,12 +382,29 @@ async fn current_xid(conn: &mut PgConnection, force: bool) -> Result<Option<Stri
         .map_err(LabError::from_sqlx)
 }
 
-/// The step that runs after `point` in this mode, if any.
-fn next_step(spec: &AttemptSpec, point: CrashPoint) -> Option<Step> {
-    let timeline = spec.mode.timeline();
-    let at = timeline.iter().position(|s| *s == Slot::Crash(point))?;
-    timeline[at + 1..].iter().find_map(|s| match s {
-        Slot::Step(step) => Some(*step),
-        Slot::Crash(_) => None,
-    })
+impl Held<'_> {
+    /// What the reference model says the two views of this pause are.
+    fn predicted(&self, at: PausePoint, index: usize) -> model::PauseViews {
+        match (self.run, at) {
+            (Run::Ticket(spec), PausePoint::Ticket(point)) => {
+                model::predict_pause(&self.base, spec, point)
+            }
+            (Run::Publisher, PausePoint::Publisher(point)) => {
+                let (inside, outside) = broker::publisher_pause(&self.base, point, index);
+                model::PauseViews {
+                    inside: Some(inside),
+                    outside,
+                }
+            }
+            (Run::Consumer { inbox }, PausePoint::Consumer(point)) => {
+                let (inside, outside) = broker::consumer_pause(&self.base, inbox, point, index);
+                model::PauseViews { inside, outside }
+            }
+            // A pause of another scenario never reaches this run's hook.
+            _ => model::PauseViews {
+                inside: None,
+                outside: self.base.clone(),
+            },
+        }
+    }
 }

@@ -16,20 +16,24 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
-use crate::catalog::{ActionKind, CrashPoint, Mistake, OutcomeId};
+use crate::catalog::{
+    ActionKind, ConsumerCrash, CrashPoint, Mistake, OutcomeId, PausePoint, PublisherCrash,
+};
 use crate::input::AttemptSpec;
 use crate::model;
-use crate::outcome::Expected;
+use crate::outcome::{AfterCommitRun, Expected};
 use crate::step::{Command, Message, StepError, Stepped, WaiterState};
 
 use super::attempt::{self, Place, Stop};
 use super::budget::Needs;
+use super::consumer;
 use super::error::LabError;
 use super::names::SchemaName;
+use super::publisher;
 use super::runner::{Lab, Pending, PendingAttempt};
 use super::sandbox_lock::{self, SandboxLock};
 use super::trace::Tracer;
-use held::Held;
+use held::{Held, Run};
 
 /// The stepped connection's `application_name`: other server processes find a sandbox's
 /// stepped transaction by it.
@@ -89,18 +93,32 @@ fn refused(code: &str) -> Message {
     })
 }
 
+/// What a run after COMMIT steps through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterCommitStep {
+    /// The service restarts and its publisher runs (8.3).
+    Publisher,
+    /// The History consumer runs, with or without its inbox (8.4).
+    Consumer { inbox: bool },
+}
+
+/// A stepped run's hold on its sandbox: the process's slot and claim, the local lock, and
+/// the held connection (which holds the sandbox's lock in PostgreSQL too).
+struct Hold<'a> {
+    _claim: Claim<'a>,
+    local: sandbox_lock::LocalGuard,
+    conn: sqlx::PgConnection,
+    before: crate::outcome::Snapshot,
+}
+
 impl Lab {
-    /// Runs one attempt step by step: pauses go to `out`, the learner's commands come from
-    /// `commands` (closed = the learner is gone = the process dies). Returns the report, which
-    /// is also kept as the sandbox's last report, like `/api/attempt`'s.
-    pub async fn step(
+    /// Takes a stepping slot, the sandbox, and a connection of its own (through `relay` when
+    /// there is one) that holds the sandbox's lock while the learner thinks.
+    async fn hold(
         &self,
         sandbox: &SchemaName,
-        spec: &AttemptSpec,
-        prediction: &crate::prediction::Prediction,
-        commands: &mut mpsc::Receiver<Command>,
-        out: &mpsc::Sender<Message>,
-    ) -> Result<crate::outcome::Report, LabError> {
+        relay: Option<&super::wire_fault::Relay>,
+    ) -> Result<Hold<'_>, LabError> {
         let stepping = &self.inner.stepping;
         let slot = Arc::clone(&stepping.slots)
             .try_acquire_owned()
@@ -108,7 +126,7 @@ impl Lab {
         if !stepping.set().insert(sandbox.to_string()) {
             return Err(LabError::StepBusy);
         }
-        let _claim = Claim {
+        let claim = Claim {
             stepping,
             sandbox: sandbox.to_string(),
             _slot: slot,
@@ -116,12 +134,7 @@ impl Lab {
         // While the learner thinks, the run holds one connection: the held one, which also
         // holds the sandbox's lock (no connection of the lock pool waits beside it).
         let local = self.local_lock(sandbox).await;
-        let relay = match self.start_relay(None).await {
-            Ok(relay) => Some(relay),
-            Err(LabError::RelayUnsupported) => None,
-            Err(e) => return Err(e),
-        };
-        let mut conn = self.connect_own(relay.as_ref()).await?;
+        let mut conn = self.connect_own(relay).await?;
         let idle = self.config().step_idle;
         sqlx::query(
             "SELECT set_config('idle_in_transaction_session_timeout', $1, false), \
@@ -137,8 +150,132 @@ impl Lab {
             other => other?,
         };
         let before = before.ok_or_else(|| LabError::SandboxGone(sandbox.to_string()))?;
+        Ok(Hold {
+            _claim: claim,
+            local,
+            conn,
+            before,
+        })
+    }
+
+    /// Runs one attempt step by step: pauses go to `out`, the learner's commands come from
+    /// `commands` (closed = the learner is gone = the process dies). Returns the report, which
+    /// is also kept as the sandbox's last report, like `/api/attempt`'s.
+    pub async fn step(
+        &self,
+        sandbox: &SchemaName,
+        spec: &AttemptSpec,
+        prediction: &crate::prediction::Prediction,
+        commands: &mut mpsc::Receiver<Command>,
+        out: &mpsc::Sender<Message>,
+    ) -> Result<crate::outcome::Report, LabError> {
+        let relay = match self.start_relay(None).await {
+            Ok(relay) => Some(relay),
+            Err(LabError::RelayUnsupported) => None,
+            Err(e) => return Err(e),
+        };
+        let hold = self.hold(sandbox, relay.as_ref()).await?;
+        let Hold {
+            _claim,
+            local,
+            conn,
+            before,
+        } = hold;
         self.step_held(
             conn, relay, local, before, sandbox, spec, prediction, commands, out,
+        )
+        .await
+    }
+
+    /// Runs the publisher or the consumer step by step, like [`Lab::step`]; the report is
+    /// `/api/restart`'s or `/api/consume`'s, with what the stepper adds.
+    pub async fn step_after_commit(
+        &self,
+        sandbox: &SchemaName,
+        what: AfterCommitStep,
+        commands: &mut mpsc::Receiver<Command>,
+        out: &mpsc::Sender<Message>,
+    ) -> Result<crate::outcome::Report, LabError> {
+        let Hold {
+            _claim,
+            local,
+            conn,
+            before,
+        } = self.hold(sandbox, None).await?;
+        let run = match what {
+            AfterCommitStep::Publisher => Run::Publisher,
+            AfterCommitStep::Consumer { inbox } => Run::Consumer { inbox },
+        };
+        let mut trace = Tracer::new();
+        let mut held = Held::new(self, sandbox, run, before.clone(), commands, out);
+        let pool = self.pool();
+        let limit = self.config().backend_exit_timeout;
+        let (kind, outcome, modelled, expected, after_commit) = match what {
+            AfterCommitStep::Publisher => {
+                let ran = publisher::run(conn, pool, sandbox, &mut held, limit, &mut trace).await?;
+                let outcome = super::actions::publisher_outcome(&ran);
+                let (point, row) = ran.died.unwrap_or((PublisherCrash::None, 0));
+                let p = crate::broker::publish_until(&before, point, row);
+                let run = AfterCommitRun::Publisher {
+                    crash: point,
+                    sent: ran.sent,
+                };
+                (ActionKind::Restart, outcome, p.outcome, p.state, run)
+            }
+            AfterCommitStep::Consumer { inbox } => {
+                let consumed =
+                    consumer::run(conn, pool, sandbox, inbox, &mut held, limit, &mut trace).await?;
+                let outcome = super::actions::consumed_outcome(&before, &consumed, inbox);
+                let (point, event) = consumed.died.unwrap_or((ConsumerCrash::None, 0));
+                let c = crate::broker::consume_until(&before, inbox, point, event);
+                let polled = consumed.polled;
+                let run = AfterCommitRun::Consumer {
+                    inbox,
+                    crash: point,
+                    applied: polled.applied,
+                    skipped: polled.skipped,
+                };
+                (ActionKind::Consume, outcome, c.outcome, c.state, run)
+            }
+        };
+        let (ended_at, index) = held.ended();
+        let idle_timeout = held.idle_timeout;
+        let waiter = match held.waiter.take() {
+            Some(task) => Some(task.finish(&mut trace).await?),
+            None => None,
+        };
+        drop(held);
+        // A second publisher that took rows (the held one died and let them go) sent and
+        // marked them after it.
+        let expected = match &waiter {
+            Some(w) if w.state == WaiterState::Done && w.rows.unwrap_or(0) > 0 => {
+                crate::broker::publish(&expected, PublisherCrash::None).state
+            }
+            _ => expected,
+        };
+        let _reserved = self.reserve(Needs::ONE).await?;
+        let (lock, _) = SandboxLock::enter(local, &self.inner.lock_pool, sandbox, false).await?;
+        let stepped = Stepped {
+            ended_at,
+            index,
+            idle_timeout,
+            waiter,
+        };
+        self.finish(
+            lock,
+            sandbox,
+            kind,
+            None,
+            before,
+            trace,
+            Some(outcome),
+            Expected::one(Some(modelled), expected),
+            // Reconciliation judges the tables an attempt left; these runs change them.
+            Pending::Clear,
+            |report| {
+                report.after_commit = Some(after_commit);
+                report.stepped = Some(stepped);
+            },
         )
         .await
     }
@@ -157,33 +294,30 @@ impl Lab {
         out: &mpsc::Sender<Message>,
     ) -> Result<crate::outcome::Report, LabError> {
         let mut trace = Tracer::new();
-        let mut held = Held {
-            lab: self,
+        let mut held = Held::new(
+            self,
             sandbox,
-            spec,
-            base: before.clone(),
+            Run::Ticket(spec),
+            before.clone(),
             commands,
             out,
-            relay: relay.as_ref(),
-            waiter: None,
-            xid: String::new(),
-            pid: 0,
-            ended_at: CrashPoint::None,
-            lost_reply: None,
-            idle_timeout: false,
-            base_has_writer: false,
-        };
+        );
+        held.relay = relay.as_ref();
         let place = Place {
             pool: self.pool(),
             sandbox,
         };
         let mut attempted =
             attempt::run_function(&mut conn, place, spec, &mut held, &mut trace).await?;
+        let (ended, _) = held.ended();
+        let ended_at = match ended {
+            PausePoint::Ticket(point) => point,
+            PausePoint::Publisher(_) | PausePoint::Consumer(_) => CrashPoint::None,
+        };
         let Held {
             base,
             waiter: writer,
             xid,
-            ended_at,
             lost_reply,
             idle_timeout,
             base_has_writer,
@@ -242,7 +376,8 @@ impl Lab {
             }
         }
         let stepped = Stepped {
-            ended_at: final_spec.crash,
+            ended_at: PausePoint::Ticket(final_spec.crash),
+            index: 0,
             idle_timeout,
             waiter,
         };

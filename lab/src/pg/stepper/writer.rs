@@ -14,8 +14,18 @@ use crate::step::{Waiter, WaiterState};
 use super::super::attempt::GUARDED_UPDATE;
 use super::super::error::{LabError, sqlstate};
 use super::super::names::SchemaName;
+use super::super::publisher;
 use super::super::runner::Lab;
 use super::super::trace::{Tracer, answer_of, done, rows};
+
+/// What the second session does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Job {
+    /// The lesson's guarded UPDATE of ticket-42.
+    Writer,
+    /// A second publisher run: it locks what it can, sends and marks it, and commits.
+    Publisher { skip_locked: bool },
+}
 
 /// What the writer's UPDATE answered (rows, or PostgreSQL's refusal), and its lane.
 type Finished = (Result<Result<u64, sqlx::Error>, LabError>, Tracer);
@@ -24,6 +34,8 @@ type Finished = (Result<Result<u64, sqlx::Error>, LabError>, Tracer);
 /// pooled connection, queued behind the held row lock if there is one.
 pub(super) struct WaiterTask {
     pid: i32,
+    /// A second publisher's SKIP LOCKED; `None` for another writer.
+    skip_locked: Option<bool>,
     task: JoinHandle<Finished>,
     /// Set once the task has been joined: what it did, and its lane of the trace.
     done: Option<(Waiter, Option<Tracer>)>,
@@ -35,6 +47,7 @@ impl WaiterTask {
     pub(super) async fn start(
         lab: &Lab,
         sandbox: &SchemaName,
+        job: Job,
         started: Instant,
     ) -> Result<Self, LabError> {
         // A connection of its own, counted: a pooled one held for the whole lock wait would
@@ -51,8 +64,21 @@ impl WaiterTask {
             let mut trace = Tracer::lane(started, Lane::B);
             let result = match lab.connect_own(None).await {
                 Ok(mut conn) => {
-                    let result =
-                        other_writer(&mut conn, &sandbox, lock_timeout, pid_tx, &mut trace).await;
+                    let result = match job {
+                        Job::Writer => {
+                            other_writer(&mut conn, &sandbox, lock_timeout, pid_tx, &mut trace)
+                                .await
+                        }
+                        Job::Publisher { skip_locked } => {
+                            let second = Second {
+                                pool: lab.pool(),
+                                sandbox: &sandbox,
+                                lock_timeout,
+                                skip_locked,
+                            };
+                            second.run(&mut conn, pid_tx, &mut trace).await
+                        }
+                    };
                     if let Err(e) = conn.close().await {
                         tracing::debug!(error = %e, "closing the other writer's connection");
                     }
@@ -70,6 +96,10 @@ impl WaiterTask {
         };
         Ok(WaiterTask {
             pid,
+            skip_locked: match job {
+                Job::Writer => None,
+                Job::Publisher { skip_locked } => Some(skip_locked),
+            },
             task,
             done: None,
             waited_behind: Vec::new(),
@@ -112,6 +142,7 @@ impl WaiterTask {
                 rows: None,
                 sqlstate: None,
                 waited_behind: self.waited_behind.clone(),
+                skip_locked: self.skip_locked,
             });
         }
         self.join().await
@@ -148,6 +179,7 @@ impl WaiterTask {
             rows,
             sqlstate: code,
             waited_behind: self.waited_behind.clone(),
+            skip_locked: self.skip_locked,
         };
         self.done = Some((waiter.clone(), Some(lane)));
         Ok(waiter)
@@ -162,21 +194,23 @@ async fn blocking_pids(lab: &Lab, pid: i32) -> Result<Vec<i32>, LabError> {
         .map_err(LabError::from_sqlx)
 }
 
-/// The writer's transaction: its lock_timeout set long enough for a learner to act, and the
-/// statement timeout above it so that the lock wait is what ends it.
-async fn other_writer(
-    conn: &mut sqlx::PgConnection,
+/// The second session's plumbing: the sandbox, its lock_timeout set long enough for a learner
+/// to act, and the statement timeout above it so that the lock wait is what ends it.
+const ENTER: &str = "SELECT set_config('search_path', $1, true), \
+    set_config('lock_timeout', $2, true), set_config('statement_timeout', $3, true), \
+    pg_backend_pid()";
+
+/// BEGIN and [`ENTER`] for a second session; tells its pid as soon as it has one.
+async fn enter_second<'c>(
+    conn: &'c mut sqlx::PgConnection,
     sandbox: &SchemaName,
     lock_timeout: Duration,
+    actor: Actor,
     pid_tx: tokio::sync::oneshot::Sender<i32>,
     trace: &mut Tracer,
-) -> Result<Result<u64, sqlx::Error>, LabError> {
-    const ENTER: &str = "SELECT set_config('search_path', $1, true), \
-        set_config('lock_timeout', $2, true), set_config('statement_timeout', $3, true), \
-        pg_backend_pid()";
+) -> Result<sqlx::Transaction<'c, sqlx::Postgres>, LabError> {
     let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;
-    trace.enter(Step::Update);
-    trace.sql(Actor::OtherWriter, "BEGIN", &[], done(), TxState::Open);
+    trace.sql(actor, "BEGIN", &[], done(), TxState::Open);
     let lock_ms = format!("{}ms", lock_timeout.as_millis());
     let statement_ms = format!("{}ms", (lock_timeout + Duration::from_secs(5)).as_millis());
     let (_, _, _, pid): (String, String, String, i32) = sqlx::query_as(ENTER)
@@ -196,6 +230,83 @@ async fn other_writer(
         TxState::Open,
     );
     let _ = pid_tx.send(pid);
+    Ok(tx)
+}
+
+/// A second publisher beside the held one.
+struct Second<'a> {
+    pool: &'a sqlx::PgPool,
+    sandbox: &'a SchemaName,
+    lock_timeout: Duration,
+    skip_locked: bool,
+}
+
+impl Second<'_> {
+    /// Its run: the rows it could lock (none, if SKIP LOCKED found them all held; after a
+    /// wait, those the held publisher left unmarked), each sent and marked, then COMMIT.
+    /// Returns the rows it took, or PostgreSQL's refusal (lock_timeout).
+    async fn run(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        pid_tx: tokio::sync::oneshot::Sender<i32>,
+        trace: &mut Tracer,
+    ) -> Result<Result<u64, sqlx::Error>, LabError> {
+        let actor = Actor::Publisher;
+        trace.enter(Step::Claim);
+        let mut tx =
+            enter_second(conn, self.sandbox, self.lock_timeout, actor, pid_tx, trace).await?;
+        let sql = publisher::claim_sql(self.skip_locked);
+        let rows: Vec<publisher::Unpublished> = match sqlx::query_as(&sql).fetch_all(&mut *tx).await
+        {
+            Ok(rows) => rows,
+            Err(err) if matches!(err, sqlx::Error::Database(_)) => {
+                trace.sql(actor, &sql, &[], answer_of(&err), TxState::Failed);
+                tx.rollback().await.map_err(LabError::from_sqlx)?;
+                trace.sql(actor, "ROLLBACK", &[], done(), TxState::RolledBack);
+                return Ok(Err(err));
+            }
+            Err(err) => return Err(LabError::from_sqlx(err)),
+        };
+        let values = rows.iter().map(|r| r.event_id.clone()).collect();
+        trace.sql(
+            actor,
+            &sql,
+            &[],
+            crate::outcome::Answer::Values { values },
+            TxState::Open,
+        );
+        for row in &rows {
+            trace.enter(Step::Send);
+            publisher::send(self.pool, self.sandbox, row, trace).await?;
+            trace.enter(Step::Mark);
+            publisher::mark(&mut tx, self.sandbox, row, trace).await?;
+        }
+        trace.enter(Step::Commit);
+        tx.commit().await.map_err(LabError::from_sqlx)?;
+        trace.sql(actor, "COMMIT", &[], done(), TxState::Committed);
+        Ok(Ok(rows.len() as u64))
+    }
+}
+
+/// The writer's transaction: its lock_timeout set long enough for a learner to act, and the
+/// statement timeout above it so that the lock wait is what ends it.
+async fn other_writer(
+    conn: &mut sqlx::PgConnection,
+    sandbox: &SchemaName,
+    lock_timeout: Duration,
+    pid_tx: tokio::sync::oneshot::Sender<i32>,
+    trace: &mut Tracer,
+) -> Result<Result<u64, sqlx::Error>, LabError> {
+    trace.enter(Step::Update);
+    let mut tx = enter_second(
+        conn,
+        sandbox,
+        lock_timeout,
+        Actor::OtherWriter,
+        pid_tx,
+        trace,
+    )
+    .await?;
     let ticket = crate::catalog::names::TICKET_ID;
     match sqlx::query(GUARDED_UPDATE)
         .bind(ticket)
