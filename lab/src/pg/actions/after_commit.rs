@@ -25,7 +25,7 @@ impl Lab {
         sandbox: &SchemaName,
         crash: PublisherCrash,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::ONE, |locked| {
+        self.locked(sandbox, Needs::ONE, [], |locked| {
             self.restart_locked(locked, sandbox, crash)
         })
         .await
@@ -37,7 +37,7 @@ impl Lab {
         sandbox: &SchemaName,
         crash_at: PublisherCrash,
     ) -> Result<Report, LabError> {
-        let Locked { lock, before } = locked;
+        let Locked { lock, before, .. } = locked;
         let expected = model::predict_restart(&before, crash_at);
         let _slot = self.crash_slot().await?;
         let conn = self.connect_own(None).await?;
@@ -72,7 +72,7 @@ impl Lab {
         sandbox: &SchemaName,
         skip_locked: bool,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::PUBLISH_RACE, |locked| {
+        self.locked(sandbox, Needs::PUBLISH_RACE, [], |locked| {
             self.publish_race_locked(locked, sandbox, skip_locked)
         })
         .await
@@ -84,7 +84,7 @@ impl Lab {
         sandbox: &SchemaName,
         skip_locked: bool,
     ) -> Result<Report, LabError> {
-        let Locked { lock, before } = locked;
+        let Locked { lock, before, .. } = locked;
         let expected = model::predict_publish_race(&before, skip_locked);
         let limit = self.config().backend_exit_timeout;
         let raced = publisher::race(self.pool(), sandbox, skip_locked, limit).await?;
@@ -119,7 +119,7 @@ impl Lab {
         inbox: bool,
         crash: ConsumerCrash,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::ONE, |locked| {
+        self.locked(sandbox, Needs::ONE, [], |locked| {
             self.consume_locked(locked, sandbox, inbox, crash)
         })
         .await
@@ -132,7 +132,7 @@ impl Lab {
         inbox: bool,
         crash_at: ConsumerCrash,
     ) -> Result<Report, LabError> {
-        let Locked { lock, before } = locked;
+        let Locked { lock, before, .. } = locked;
         let expected = model::predict_consume(&before, inbox, crash_at);
         let _slot = self.crash_slot().await?;
         let mut conn = self.connect_own(None).await?;

@@ -27,6 +27,9 @@ pub(super) struct Held<'a> {
     pub(super) lab: &'a Lab,
     pub(super) sandbox: &'a SchemaName,
     pub(super) spec: &'a AttemptSpec,
+    /// PostgreSQL's text of the spec's payload, `None` if it refuses the cast (the model's
+    /// input, asked as the run took the sandbox's lock).
+    pub(super) stored_payload: Option<&'a str>,
     /// The state the model starts from: the tables before the run, plus a writer's change
     /// that committed before the held transaction first wrote.
     pub(super) base: Snapshot,
@@ -217,7 +220,7 @@ impl Held<'_> {
             .fetch_all(pool)
             .await
             .map_err(LabError::from_sqlx)?;
-        let views = model::predict_pause(&self.base, self.spec, at);
+        let views = model::predict_pause(&self.base, self.spec, self.stored_payload, at);
         let matches_model = views.inside == inside && views.outside == outside;
         if !matches_model {
             tracing::warn!(sandbox = %self.sandbox, ?at, ?views, ?inside, ?outside, "a pause differs from the model");

@@ -132,13 +132,28 @@ impl Lab {
         .execute(&mut conn)
         .await
         .map_err(LabError::from_sqlx)?;
-        let before = match sandbox_lock::enter(&mut conn, sandbox, true).await {
-            Err(LabError::StepInProgress) => return Err(LabError::StepBusy),
-            other => other?,
-        };
-        let before = before.ok_or_else(|| LabError::SandboxGone(sandbox.to_string()))?;
+        // PostgreSQL says what the payload becomes as the lock is taken: the model's input.
+        let entered =
+            match sandbox_lock::enter(&mut conn, sandbox, true, [spec.payload.as_str()]).await {
+                Err(LabError::StepInProgress) => return Err(LabError::StepBusy),
+                other => other?,
+            };
+        let sandbox_lock::Entered {
+            tables,
+            stored_payloads: [stored_payload],
+        } = entered;
+        let before = tables.ok_or_else(|| LabError::SandboxGone(sandbox.to_string()))?;
         self.step_held(
-            conn, relay, local, before, sandbox, spec, prediction, commands, out,
+            conn,
+            relay,
+            local,
+            before,
+            stored_payload.as_deref(),
+            sandbox,
+            spec,
+            prediction,
+            commands,
+            out,
         )
         .await
     }
@@ -150,6 +165,7 @@ impl Lab {
         relay: Option<super::wire_fault::Relay>,
         local: sandbox_lock::LocalGuard,
         before: crate::outcome::Snapshot,
+        stored_payload: Option<&str>,
         sandbox: &SchemaName,
         spec: &AttemptSpec,
         prediction: &crate::prediction::Prediction,
@@ -161,6 +177,7 @@ impl Lab {
             lab: self,
             sandbox,
             spec,
+            stored_payload,
             base: before.clone(),
             commands,
             out,
@@ -199,7 +216,8 @@ impl Lab {
         self.settle_own_connection(conn, &attempted, relay, &mut trace)
             .await?;
         let _reserved = self.reserve(Needs::ONE).await?;
-        let (lock, _) = SandboxLock::enter(local, &self.inner.lock_pool, sandbox, false).await?;
+        let (lock, _) =
+            SandboxLock::enter(local, &self.inner.lock_pool, sandbox, false, []).await?;
 
         let final_spec = AttemptSpec {
             crash: lost_reply.map_or(ended_at, |_| CrashPoint::CommitReplyLost),
@@ -214,7 +232,7 @@ impl Lab {
             }
             Stop::CommitUnanswered => OutcomeId::CommitUnknown,
         };
-        let mut expected = model::predict_attempt(&base, &final_spec);
+        let mut expected = model::predict_attempt(&base, &final_spec, stored_payload);
         let waiter = match writer {
             Some(task) => Some(task.finish(&mut trace).await?),
             None => None,
