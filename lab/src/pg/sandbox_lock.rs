@@ -139,6 +139,9 @@ impl SandboxLock {
     }
 }
 
+/// ENTER's row: the tables (when asked for) and PostgreSQL's text of each payload.
+type EnterRow = (Option<Json<Snapshot>>, Vec<Option<String>>);
+
 /// What an action learnt as it took the sandbox's lock.
 #[derive(Debug)]
 pub struct Entered<const N: usize> {
@@ -159,7 +162,7 @@ pub async fn enter<const N: usize>(
     read_tables: bool,
     payloads: [&str; N],
 ) -> Result<Entered<N>, LabError> {
-    let entered: Result<(Option<Json<Snapshot>>, Vec<Option<String>>), _> = sqlx::query_as(ENTER)
+    let entered: Result<EnterRow, _> = sqlx::query_as(ENTER)
         .bind(sandbox.as_str())
         .bind(read_tables)
         .bind(&payloads[..])
