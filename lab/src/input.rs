@@ -24,9 +24,10 @@ pub enum InputError {
     PayloadTooLong,
     #[error("payload must not contain a NUL byte")]
     PayloadNulByte,
-    /// The payload is small, but the jsonb text PostgreSQL would store and print is not.
+    /// The payload is small, but the jsonb text PostgreSQL would store and print could be
+    /// large (see [`Payload::text_bound`]).
     #[error(
-        "payload's jsonb text would be longer than {} bytes",
+        "payload's jsonb text could be longer than {} bytes",
         Payload::MAX_TEXT_BYTES
     )]
     PayloadTextTooLarge,
@@ -148,14 +149,61 @@ impl Payload {
             return Err(InputError::PayloadNulByte);
         }
         // Whatever PostgreSQL would store is kept in reports and shown on pages: a payload
-        // whose stored text would be huge (numbers with large exponents) is refused here,
+        // whose stored text could be huge (numbers with large exponents) is refused here,
         // before anything runs. An invalid payload is not: that is one of the lesson's outcomes.
-        if let Err(crate::jsonb::JsonbError::TooLarge(_)) =
-            crate::jsonb::to_jsonb_text_within(raw, Self::MAX_TEXT_BYTES)
-        {
+        if Self::text_bound(raw) > Self::MAX_TEXT_BYTES {
             return Err(InputError::PayloadTextTooLarge);
         }
         Ok(Payload(raw.to_owned()))
+    }
+
+    /// An upper bound on the length of the text PostgreSQL prints for `raw::jsonb`, from the
+    /// bytes alone (no cast, no parse; PostgreSQL itself says what the text is). Each byte
+    /// prints at most once, because whitespace is dropped and a string never grows (PostgreSQL
+    /// writes back only the escapes it was given, `\"`, `\n`, `\u001f`, and decodes the others
+    /// to fewer bytes); a `,` or `:` may gain a space (`", "`, `": "`); and a number grows only
+    /// by its exponent, written out in digits (`1e5` is `100000`, `1e-5` is `0.00001`): at
+    /// most the exponent's value, plus a `0.` or a sign. Conservative: an exponent that would
+    /// fall outside PostgreSQL's numeric range counts too, so such a payload is refused here
+    /// rather than by the cast.
+    pub fn text_bound(raw: &str) -> usize {
+        let bytes = raw.as_bytes();
+        let mut bound = bytes.len();
+        let (mut in_string, mut escaped) = (false, false);
+        let mut i = 0;
+        while let Some(&b) = bytes.get(i) {
+            i += 1;
+            if in_string {
+                match b {
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b',' | b':' => bound = bound.saturating_add(1),
+                // An exponent follows a number's last digit (or, in a payload PostgreSQL will
+                // refuse anyway, its dot); `true`'s and `false`'s `e` follow letters.
+                b'e' | b'E' if i >= 2 && matches!(bytes[i - 2], b'0'..=b'9' | b'.') => {
+                    if let Some(b'+' | b'-') = bytes.get(i) {
+                        i += 1;
+                    }
+                    let mut exponent: usize = 0;
+                    while let Some(&d @ b'0'..=b'9') = bytes.get(i) {
+                        exponent = exponent
+                            .saturating_mul(10)
+                            .saturating_add(usize::from(d - b'0'));
+                        i += 1;
+                    }
+                    bound = bound.saturating_add(exponent).saturating_add(2);
+                }
+                _ => {}
+            }
+        }
+        bound
     }
 
     pub fn lesson() -> Self {
@@ -590,5 +638,43 @@ mod tests {
             Payload::parse(&"x".repeat(Payload::MAX_BYTES + 1)),
             Err(InputError::PayloadTooLong)
         );
+    }
+
+    #[test]
+    fn a_payload_whose_text_could_grow_large_is_refused() {
+        // 8 191 bytes of input that PostgreSQL would print as 119 million characters.
+        let numbers = vec!["1e131071"; 910].join(",");
+        let payload = format!("[{numbers}]");
+        assert!(payload.len() < Payload::MAX_BYTES);
+        assert_eq!(
+            Payload::parse(&payload),
+            Err(InputError::PayloadTextTooLarge)
+        );
+        // One such number alone is over the limit, and so is a tiny one written out far.
+        assert_eq!(
+            Payload::parse("1e131071"),
+            Err(InputError::PayloadTextTooLarge)
+        );
+        assert_eq!(
+            Payload::parse("[1E-16383]"),
+            Err(InputError::PayloadTextTooLarge)
+        );
+        // Modest exponents, and the largest payload without any, are fine.
+        assert!(Payload::parse(r#"{"a": [1e3, -2.5E+10, 1e-300]}"#).is_ok());
+        let commas = format!("[{}0]", "0,".repeat((Payload::MAX_BYTES - 3) / 2));
+        assert!(Payload::parse(&commas).is_ok());
+        // An `e` inside a string, or in `true`/`false`, is no exponent.
+        assert!(Payload::parse(&format!(r#"["1e{}", true, false]"#, "9".repeat(100))).is_ok());
+    }
+
+    #[test]
+    fn the_text_bound_counts_what_can_grow() {
+        assert_eq!(Payload::text_bound("[1,2]"), 6);
+        assert_eq!(Payload::text_bound(r#"{"a":1}"#), 8);
+        assert_eq!(Payload::text_bound(r#""a,b:c""#), 7);
+        assert_eq!(Payload::text_bound(r#""\",1e9""#), 8);
+        assert_eq!(Payload::text_bound("1e5"), 3 + 5 + 2);
+        assert_eq!(Payload::text_bound("-1.5E-3"), 7 + 3 + 2);
+        assert_eq!(Payload::text_bound("1e99999999999999999999999"), usize::MAX);
     }
 }

@@ -13,7 +13,6 @@
 //! - [`ladder`]: the guarantee ladder, 8.2 to 8.4, read off the tables.
 //! - [`quest`]: goals the learner makes PostgreSQL reach, judged on the tables.
 //! - [`replay`]: a run played back step by step, its tables rebuilt from the report.
-//! - [`jsonb`]: what PostgreSQL's `::jsonb` cast accepts and prints.
 //! - `export` (feature `export`, server-only): a run as psql scripts to replay it.
 //! - `pg` (feature `postgres`): the runner on a real PostgreSQL.
 
@@ -24,7 +23,6 @@ pub mod compare;
 #[cfg(feature = "export")]
 pub mod export;
 pub mod input;
-pub mod jsonb;
 pub mod ladder;
 pub mod model;
 pub mod outcome;

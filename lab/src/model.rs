@@ -6,7 +6,6 @@ use crate::catalog::{
     CommitFate, ConsumerCrash, CrashPoint, Mistake, Mode, OutcomeId, PublisherCrash, names,
 };
 use crate::input::{AttemptSpec, EventId, Mistakes, Payload};
-use crate::jsonb;
 use crate::outcome::{Expected, OutboxRow, Possible, Snapshot, TicketRow};
 
 /// The lesson's initial state: ticket-42 open, no outbox rows, nothing sent.
@@ -88,21 +87,34 @@ fn expected(outcomes: Outcomes) -> Expected {
 
 /// Predicts a resolve attempt from the state before it.
 ///
+/// `stored_payload` is PostgreSQL's own answer for the attempt's payload (`lab.jsonb_text`,
+/// asked as the action took the sandbox's lock): the text `payload::jsonb` stores and prints,
+/// or `None` when PostgreSQL refuses the cast. The model does not imitate the cast: it takes
+/// the answer as input and stays a function of its arguments.
+///
 /// The order of the checks is the order of the code: the guard right after the UPDATE, then
 /// the `after_update` stop, then the INSERT (or the publish), its stop, COMMIT.
-pub fn predict_attempt(before: &Snapshot, spec: &AttemptSpec) -> Expected {
-    expected(attempt_outcomes(before, spec))
+pub fn predict_attempt(
+    before: &Snapshot,
+    spec: &AttemptSpec,
+    stored_payload: Option<&str>,
+) -> Expected {
+    expected(attempt_outcomes(before, spec, stored_payload))
 }
 
-fn attempt_outcomes(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
+fn attempt_outcomes(
+    before: &Snapshot,
+    spec: &AttemptSpec,
+    stored_payload: Option<&str>,
+) -> Outcomes {
     match spec.mode {
-        Mode::Outbox => outbox_attempt(before, spec),
+        Mode::Outbox => outbox_attempt(before, spec, stored_payload),
         Mode::Naive | Mode::NaivePublishFirst => naive_attempt(before, spec),
     }
 }
 
 /// Lesson 8.2's function, with the chosen mistakes.
-fn outbox_attempt(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
+fn outbox_attempt(before: &Snapshot, spec: &AttemptSpec, stored_payload: Option<&str>) -> Outcomes {
     let m = &spec.mistakes;
     let one = |o, s: &Snapshot| vec![(o, s.clone())];
     if spec.crash == CrashPoint::AfterBegin {
@@ -132,9 +144,8 @@ fn outbox_attempt(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
     }
     // PostgreSQL casts `$3::jsonb` while it builds the row, before the primary key's index
     // is checked: a bad payload fails first.
-    let stored_payload = match jsonb::to_jsonb_text(spec.payload.as_str()) {
-        Ok(text) => text,
-        Err(_) => return one(lost(OutcomeId::InvalidPayload), rolled_back),
+    let Some(stored_payload) = stored_payload else {
+        return one(lost(OutcomeId::InvalidPayload), rolled_back);
     };
     let conflict = before.outbox_row(spec.event_id.as_str()).is_some();
     if conflict && !m.has(Mistake::OnConflictDoNothing) {
@@ -145,12 +156,12 @@ fn outbox_attempt(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
     // What stays when the transaction does not commit: an INSERT through the pool committed
     // on its own.
     let not_committed = if insert_outside {
-        with_outbox_row(rolled_back, spec, &stored_payload)
+        with_outbox_row(rolled_back, spec, stored_payload)
     } else {
         rolled_back.clone()
     };
     let applied = if inserted {
-        with_outbox_row(&resolved, spec, &stored_payload)
+        with_outbox_row(&resolved, spec, stored_payload)
     } else {
         resolved.clone()
     };
@@ -170,7 +181,7 @@ fn outbox_attempt(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
                 .iter()
                 .flat_map(|&(first_applied, state)| {
                     if m.has(Mistake::NewEventIdOnRetry) {
-                        retry_outcomes(state, spec, first_applied)
+                        retry_outcomes(state, spec, stored_payload, first_applied)
                     } else {
                         one(OutcomeId::CommitUnknown, state)
                     }
@@ -185,14 +196,19 @@ fn outbox_attempt(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
 
 /// What a stepped transaction held at `at` shows: through its own connection (`None` once no
 /// transaction is open), and through another session (committed data only, which is also what
-/// a crash here leaves).
-pub fn predict_pause(before: &Snapshot, spec: &AttemptSpec, at: CrashPoint) -> PauseViews {
+/// a crash here leaves). `stored_payload` as for [`predict_attempt`].
+pub fn predict_pause(
+    before: &Snapshot,
+    spec: &AttemptSpec,
+    stored_payload: Option<&str>,
+    at: CrashPoint,
+) -> PauseViews {
     let at_crash = AttemptSpec {
         crash: at,
         ..spec.clone()
     };
     let first_state = |spec: &AttemptSpec| {
-        attempt_outcomes(before, spec)
+        attempt_outcomes(before, spec, stored_payload)
             .into_iter()
             .next()
             .map(|(_, s)| s)
@@ -229,9 +245,14 @@ pub fn other_writer(state: &Snapshot) -> (u64, Snapshot) {
 }
 
 /// The client took an unknown COMMIT for a failure and runs the function again with a fresh
-/// event_id.
-fn retry_outcomes(state: &Snapshot, spec: &AttemptSpec, first_applied: bool) -> Outcomes {
-    outbox_attempt(state, &spec.fresh_id_retry())
+/// event_id (and the same payload).
+fn retry_outcomes(
+    state: &Snapshot,
+    spec: &AttemptSpec,
+    stored_payload: &str,
+    first_applied: bool,
+) -> Outcomes {
+    outbox_attempt(state, &spec.fresh_id_retry(), Some(stored_payload))
         .into_iter()
         .map(|(o, s)| {
             let o = match o {
@@ -285,11 +306,12 @@ fn naive_attempt(before: &Snapshot, spec: &AttemptSpec) -> Outcomes {
 /// only reads, so the tables must be what the attempt left. The model knows every outcome
 /// but one: a lost COMMIT reply's fate, which it takes from PostgreSQL (`pg_committed`).
 ///
-/// `writer_after`: a stepped run's other writer went on once the run had ended (the tables
-/// then hold its change too).
+/// `stored_payload` as for [`predict_attempt`]; `writer_after`: a stepped run's other writer
+/// went on once the run had ended (the tables then hold its change too).
 pub fn predict_reconcile(
     before: &Snapshot,
     spec: &AttemptSpec,
+    stored_payload: Option<&str>,
     pg_committed: bool,
     writer_after: bool,
 ) -> Expected {
@@ -302,7 +324,7 @@ pub fn predict_reconcile(
             CommitFate::NotApplied
         };
     }
-    let possible = attempt_outcomes(before, &spec)
+    let possible = attempt_outcomes(before, &spec, stored_payload)
         .into_iter()
         .map(|(outcome, state)| {
             let committed = if lost_reply {
@@ -330,11 +352,18 @@ pub fn predict_reconcile(
 }
 
 /// Predicts a race: B's UPDATE waits for A's row lock, so B runs on what A left.
-pub fn predict_race(before: &Snapshot, mistakes: &Mistakes) -> Expected {
+/// `stored_payloads`: PostgreSQL's answers for A's and B's payloads (see [`race_specs`]), as
+/// for [`predict_attempt`].
+pub fn predict_race(
+    before: &Snapshot,
+    mistakes: &Mistakes,
+    stored_payloads: [Option<&str>; 2],
+) -> Expected {
     let (a, b) = race_specs(mistakes);
+    let [stored_a, stored_b] = stored_payloads;
     let mut possible = Vec::new();
-    for (oa, after_a) in outbox_attempt(before, &a) {
-        for (ob, after_b) in outbox_attempt(&after_a, &b) {
+    for (oa, after_a) in outbox_attempt(before, &a, stored_a) {
+        for (ob, after_b) in outbox_attempt(&after_a, &b, stored_b) {
             possible.push(Possible {
                 outcome: Some(race_outcome(oa, ob)),
                 state: after_b,
@@ -401,6 +430,14 @@ mod tests {
         AttemptSpec::lesson(crash)
     }
 
+    /// Stands for PostgreSQL's answer for a payload it accepts: the model only copies the
+    /// text into the outbox row, so these tests need no database to ask.
+    const STORED: Option<&str> = Some(r#"{"stored": "as PostgreSQL prints it"}"#);
+
+    fn predict(before: &Snapshot, spec: &AttemptSpec) -> Expected {
+        predict_attempt(before, spec, STORED)
+    }
+
     fn outcome(e: &Expected) -> OutcomeId {
         assert_eq!(e.possible.len(), 1, "{e:?}");
         e.possible[0].outcome.unwrap()
@@ -441,7 +478,7 @@ mod tests {
             (CrashPoint::None, OutcomeId::Committed, "resolved", 1),
         ];
         for (crash, outcome_id, status, rows) in cases {
-            let e = predict_attempt(&s0, &attempt(crash));
+            let e = predict(&s0, &attempt(crash));
             assert_eq!(outcome(&e), outcome_id, "{crash}");
             let s = &e.possible[0].state;
             assert_eq!(s.ticket(names::TICKET_ID).unwrap().status, status);
@@ -456,20 +493,16 @@ mod tests {
 
     #[test]
     fn a_resolved_ticket_is_refused_by_the_guard_whatever_the_later_crash_point() {
-        let resolved = states(&predict_attempt(
-            &initial_state(),
-            &attempt(CrashPoint::None),
-        ))[0]
-            .clone();
+        let resolved = states(&predict(&initial_state(), &attempt(CrashPoint::None)))[0].clone();
         // A crash right after BEGIN comes before the guard: nothing is asked, nothing changes.
-        let e = predict_attempt(&resolved, &attempt(CrashPoint::AfterBegin));
+        let e = predict(&resolved, &attempt(CrashPoint::AfterBegin));
         assert_eq!(outcome(&e), OutcomeId::CrashedAfterBegin);
         assert_eq!(states(&e), vec![resolved.clone()]);
         for &crash in Mode::Outbox.crash_points() {
             if crash == CrashPoint::AfterBegin {
                 continue;
             }
-            let e = predict_attempt(&resolved, &attempt(crash));
+            let e = predict(&resolved, &attempt(crash));
             assert_eq!(outcome(&e), OutcomeId::GuardRejected, "{crash}");
             assert_eq!(states(&e), vec![resolved.clone()]);
         }
@@ -477,17 +510,13 @@ mod tests {
 
     #[test]
     fn a_reopened_ticket_with_its_event_already_written_hits_the_primary_key() {
-        let resolved = states(&predict_attempt(
-            &initial_state(),
-            &attempt(CrashPoint::None),
-        ))[0]
-            .clone();
+        let resolved = states(&predict(&initial_state(), &attempt(CrashPoint::None)))[0].clone();
         let reopened = reopened(&resolved);
-        let e = predict_attempt(&reopened, &attempt(CrashPoint::None));
+        let e = predict(&reopened, &attempt(CrashPoint::None));
         assert_eq!(outcome(&e), OutcomeId::InsertConflict);
         assert_eq!(states(&e), vec![reopened.clone()]);
         // A crash after the UPDATE comes before the INSERT, so no conflict is reached.
-        let e = predict_attempt(&reopened, &attempt(CrashPoint::AfterUpdate));
+        let e = predict(&reopened, &attempt(CrashPoint::AfterUpdate));
         assert_eq!(outcome(&e), OutcomeId::CrashedAfterUpdate);
     }
 
@@ -495,15 +524,26 @@ mod tests {
     fn an_invalid_payload_is_refused_at_the_insert() {
         let mut spec = attempt(CrashPoint::None);
         spec.payload = Payload::parse("{not json").unwrap();
-        let e = predict_attempt(&initial_state(), &spec);
+        // PostgreSQL refuses the cast: its answer is `None`.
+        let e = predict_attempt(&initial_state(), &spec, None);
         assert_eq!(outcome(&e), OutcomeId::InvalidPayload);
         assert_eq!(states(&e), vec![initial_state()]);
+        // A crash before the INSERT comes first.
+        let e = predict_attempt(&initial_state(), &attempt(CrashPoint::AfterUpdate), None);
+        assert_eq!(outcome(&e), OutcomeId::CrashedAfterUpdate);
+    }
+
+    #[test]
+    fn the_outbox_row_holds_postgresqls_text_of_the_payload() {
+        let e = predict(&initial_state(), &attempt(CrashPoint::None));
+        assert_eq!(outcome(&e), OutcomeId::Committed);
+        assert_eq!(states(&e)[0].outbox[0].payload, STORED.unwrap());
     }
 
     #[test]
     fn a_lost_commit_reply_allows_both_states_until_the_fate_is_known() {
         let mut spec = attempt(CrashPoint::CommitReplyLost);
-        let e = predict_attempt(&initial_state(), &spec);
+        let e = predict(&initial_state(), &spec);
         assert_eq!(e.possible.len(), 2);
         assert!(
             e.possible
@@ -512,21 +552,17 @@ mod tests {
         );
         spec.commit_fate = CommitFate::NotApplied;
         assert_eq!(
-            states(&predict_attempt(&initial_state(), &spec)),
+            states(&predict(&initial_state(), &spec)),
             vec![initial_state()]
         );
     }
 
     #[test]
     fn a_new_event_id_after_a_reopen_writes_a_second_row() {
-        let resolved = states(&predict_attempt(
-            &initial_state(),
-            &attempt(CrashPoint::None),
-        ))[0]
-            .clone();
+        let resolved = states(&predict(&initial_state(), &attempt(CrashPoint::None)))[0].clone();
         let mut spec = attempt(CrashPoint::None);
         spec.event_id = EventId::parse("event-ticket-901").unwrap();
-        let e = predict_attempt(&reopened(&resolved), &spec);
+        let e = predict(&reopened(&resolved), &spec);
         assert_eq!(outcome(&e), OutcomeId::Committed);
         assert_eq!(states(&e)[0].outbox.len(), 2);
     }
@@ -534,19 +570,19 @@ mod tests {
     #[test]
     fn trace_a_loses_the_event_or_publishes_a_phantom() {
         let s0 = initial_state();
-        let e = predict_attempt(&s0, &way(CrashPoint::AfterCommit, Mode::Naive, &[]));
+        let e = predict(&s0, &way(CrashPoint::AfterCommit, Mode::Naive, &[]));
         assert_eq!(outcome(&e), OutcomeId::NaiveEventLost);
         let s = &states(&e)[0];
         assert_eq!(s.ticket(names::TICKET_ID).unwrap().status, "resolved");
         assert!(s.outbox.is_empty() && s.kafka.is_empty() && s.history.is_empty());
 
-        let e = predict_attempt(&s0, &way(CrashPoint::None, Mode::Naive, &[]));
+        let e = predict(&s0, &way(CrashPoint::None, Mode::Naive, &[]));
         assert_eq!(outcome(&e), OutcomeId::NaivePublished);
         assert_eq!(states(&e)[0].kafka.len(), 1);
         assert_eq!(states(&e)[0].history[0].to_status, "resolved");
 
         let spec = way(CrashPoint::AfterPublish, Mode::NaivePublishFirst, &[]);
-        let e = predict_attempt(&s0, &spec);
+        let e = predict(&s0, &spec);
         assert_eq!(outcome(&e), OutcomeId::NaivePhantomEvent);
         let s = &states(&e)[0];
         assert_eq!(s.ticket(names::TICKET_ID).unwrap().status, "open");
@@ -556,7 +592,7 @@ mod tests {
     #[test]
     fn a_statement_outside_the_transaction_survives_its_rollback() {
         let s0 = initial_state();
-        let e = predict_attempt(
+        let e = predict(
             &s0,
             &way(
                 CrashPoint::AfterInsert,
@@ -569,7 +605,7 @@ mod tests {
         assert_eq!(s.ticket(names::TICKET_ID).unwrap().status, "open");
         assert_eq!(s.outbox.len(), 1);
 
-        let e = predict_attempt(
+        let e = predict(
             &s0,
             &way(
                 CrashPoint::AfterUpdate,
@@ -585,14 +621,10 @@ mod tests {
 
     #[test]
     fn without_the_guard_a_resolved_ticket_gets_a_second_event() {
-        let resolved = states(&predict_attempt(
-            &initial_state(),
-            &attempt(CrashPoint::None),
-        ))[0]
-            .clone();
+        let resolved = states(&predict(&initial_state(), &attempt(CrashPoint::None)))[0].clone();
         let mut spec = way(CrashPoint::None, Mode::Outbox, &[Mistake::UnguardedUpdate]);
         spec.event_id = EventId::parse("event-ticket-901").unwrap();
-        let e = predict_attempt(&resolved, &spec);
+        let e = predict(&resolved, &spec);
         assert_eq!(outcome(&e), OutcomeId::Committed);
         assert_eq!(states(&e)[0].outbox.len(), 2);
     }
@@ -605,17 +637,17 @@ mod tests {
             &[Mistake::NewEventIdOnRetry],
         );
         spec.commit_fate = CommitFate::Applied;
-        let e = predict_attempt(&initial_state(), &spec);
+        let e = predict(&initial_state(), &spec);
         assert_eq!(outcome(&e), OutcomeId::RetryRefused);
         assert_eq!(states(&e)[0].outbox.len(), 1);
 
         spec.mistakes = Mistakes::of(&[Mistake::NewEventIdOnRetry, Mistake::UnguardedUpdate]);
-        let e = predict_attempt(&initial_state(), &spec);
+        let e = predict(&initial_state(), &spec);
         assert_eq!(outcome(&e), OutcomeId::RetryDuplicated);
         assert_eq!(states(&e)[0].outbox.len(), 2);
 
         spec.commit_fate = CommitFate::Random;
-        let e = predict_attempt(&initial_state(), &spec);
+        let e = predict(&initial_state(), &spec);
         let mut outcomes: Vec<_> = e.possible.iter().map(|p| p.outcome.unwrap()).collect();
         outcomes.sort_by_key(|o| o.id());
         assert_eq!(
@@ -626,28 +658,28 @@ mod tests {
 
     #[test]
     fn on_conflict_do_nothing_hides_a_replay_after_a_reopen() {
-        let resolved = states(&predict_attempt(
-            &initial_state(),
-            &attempt(CrashPoint::None),
-        ))[0]
-            .clone();
+        let resolved = states(&predict(&initial_state(), &attempt(CrashPoint::None)))[0].clone();
         let reopened = reopened(&resolved);
         let spec = way(
             CrashPoint::None,
             Mode::Outbox,
             &[Mistake::OnConflictDoNothing],
         );
-        let e = predict_attempt(&reopened, &spec);
+        let e = predict(&reopened, &spec);
         assert_eq!(outcome(&e), OutcomeId::CommittedSilently);
         assert_eq!(states(&e)[0], resolved);
     }
 
     #[test]
     fn a_race_has_one_winner_with_the_guard_and_two_without() {
-        let e = predict_race(&initial_state(), &Mistakes::none());
+        let e = predict_race(&initial_state(), &Mistakes::none(), [STORED; 2]);
         assert_eq!(outcome(&e), OutcomeId::RaceOneWinner);
         assert_eq!(states(&e)[0].outbox.len(), 1);
-        let e = predict_race(&initial_state(), &Mistakes::of(&[Mistake::UnguardedUpdate]));
+        let e = predict_race(
+            &initial_state(),
+            &Mistakes::of(&[Mistake::UnguardedUpdate]),
+            [STORED; 2],
+        );
         assert_eq!(outcome(&e), OutcomeId::RaceTwoWinners);
         assert_eq!(states(&e)[0].outbox.len(), 2);
     }

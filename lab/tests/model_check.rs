@@ -137,6 +137,7 @@ fn random_action(rng: &mut StdRng) -> Action {
 struct PendingModel {
     before: Snapshot,
     spec: AttemptSpec,
+    stored_payload: Option<String>,
     committed: bool,
 }
 
@@ -167,6 +168,16 @@ fn reached(expected: &Expected, outcome: Option<OutcomeId>, report: &Report) -> 
         .map(|p| p.state.clone())
 }
 
+/// What PostgreSQL makes of a payload (the model's input): asked here the way the runner asks,
+/// through the lab's own function.
+async fn stored_payload(lab: &Lab, payload: &Payload) -> Result<Option<String>, Mismatch> {
+    sqlx::query_scalar("SELECT lab.jsonb_text($1)")
+        .bind(payload.as_str())
+        .fetch_one(lab.pool())
+        .await
+        .map_err(|e| Mismatch(format!("lab.jsonb_text failed: {e}")))
+}
+
 /// What PostgreSQL says of the attempt's transaction, by the id the trace noted inside it.
 async fn committed_by_xid(lab: &Lab, report: &Report) -> Result<bool, Mismatch> {
     let xid = report
@@ -193,6 +204,11 @@ async fn step(
     m: &mut ModelSandbox,
     action: &Action,
 ) -> Result<(), Mismatch> {
+    // The attempt's payload as PostgreSQL stores it, asked before the action runs.
+    let stored = match action {
+        Action::Attempt(spec) => stored_payload(lab, &spec.payload).await?,
+        _ => None,
+    };
     let (result, expected) = match action {
         Action::Reset => (
             lab.reset(sandbox).await,
@@ -204,12 +220,21 @@ async fn step(
         ),
         Action::Attempt(spec) => (
             lab.attempt(sandbox, spec).await,
-            Some(model::predict_attempt(&m.state, spec)),
+            Some(model::predict_attempt(&m.state, spec, stored.as_deref())),
         ),
-        Action::Race(mistakes) => (
-            lab.race(sandbox, mistakes).await,
-            Some(model::predict_race(&m.state, mistakes)),
-        ),
+        Action::Race(mistakes) => {
+            let (a, b) = model::race_specs(mistakes);
+            let stored_a = stored_payload(lab, &a.payload).await?;
+            let stored_b = stored_payload(lab, &b.payload).await?;
+            (
+                lab.race(sandbox, mistakes).await,
+                Some(model::predict_race(
+                    &m.state,
+                    mistakes,
+                    [stored_a.as_deref(), stored_b.as_deref()],
+                )),
+            )
+        }
         Action::Restart(crash) => (
             lab.restart(sandbox, *crash).await,
             Some(model::predict_restart(&m.state, *crash)),
@@ -236,6 +261,7 @@ async fn step(
                 Some(model::predict_reconcile(
                     &p.before,
                     &p.spec,
+                    p.stored_payload.as_deref(),
                     p.committed,
                     false,
                 )),
@@ -285,7 +311,8 @@ async fn step(
                     let fate_allows = |fate| {
                         let mut s = spec.clone();
                         s.commit_fate = fate;
-                        model::predict_attempt(&m.state, &s).allows(report.outcome, &state)
+                        model::predict_attempt(&m.state, &s, stored.as_deref())
+                            .allows(report.outcome, &state)
                     };
                     match (
                         fate_allows(CommitFate::Applied),
@@ -303,6 +330,7 @@ async fn step(
             m.pending = Some(PendingModel {
                 before: m.state.clone(),
                 spec: spec.clone(),
+                stored_payload: stored.clone(),
                 committed,
             });
         }

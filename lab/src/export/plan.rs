@@ -11,7 +11,7 @@
 use crate::catalog::{CommitFate, Step};
 use crate::input::AttemptSpec;
 use crate::model;
-use crate::outcome::{Actor, Answer, Lane, Report, Sent, TraceStep};
+use crate::outcome::{Actor, Answer, Lane, Report, Sent, Snapshot, TraceStep};
 
 use super::quote::inline;
 use super::words::{self, Note};
@@ -265,12 +265,13 @@ fn lost_commit_applied(report: &Report) -> bool {
     else {
         return !report.snapshot.same_as(&before);
     };
+    let stored = stored_payload(report, &before, &spec);
     let with = |fate| {
         let spec = AttemptSpec {
             commit_fate: fate,
             ..spec.clone()
         };
-        model::predict_attempt(&before, &spec)
+        model::predict_attempt(&before, &spec, Some(stored))
             .possible
             .iter()
             .any(|p| p.state.same_as(&report.snapshot))
@@ -282,6 +283,20 @@ fn lost_commit_applied(report: &Report) -> bool {
         // from the start only if something committed.
         (false, false) => !report.snapshot.same_as(&before),
     }
+}
+
+/// PostgreSQL's text of the attempt's payload, as the tables afterwards show it: a row the
+/// attempt (or its retry, which sends the same payload) added. Without such a row, a prediction
+/// that adds one cannot fit these tables whatever its text, and the others do not hold it, so
+/// the payload as sent stands in. (A refused payload never reaches COMMIT, so it is no lost
+/// reply's.)
+fn stored_payload<'a>(report: &'a Report, before: &Snapshot, spec: &'a AttemptSpec) -> &'a str {
+    let retry = spec.fresh_id_retry();
+    [spec.event_id.as_str(), retry.event_id.as_str()]
+        .into_iter()
+        .filter(|id| before.outbox_row(id).is_none())
+        .find_map(|id| report.snapshot.outbox_row(id))
+        .map_or(spec.payload.as_str(), |row| row.payload.as_str())
 }
 
 /// Consecutive items of one session, one actor and one step of the function make one step of

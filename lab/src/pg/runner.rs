@@ -21,7 +21,7 @@ use super::error::LabError;
 use super::names::{FrameTokens, SandboxToken, SchemaName};
 use super::replays::ReplayPolicy;
 use super::sandbox::{self, RateLimit};
-use super::sandbox_lock::{LocalLocks, SandboxLock};
+use super::sandbox_lock::{Entered, LocalLocks, SandboxLock};
 use super::trace::Tracer;
 
 /// Limits and sizes. The defaults suit one server on a small machine.
@@ -419,15 +419,16 @@ impl Lab {
     /// Takes the sandbox's lock for an action that holds `needs`: first this process's turn
     /// on the sandbox (holding nothing else, and for at most `lock_timeout`: a learner's own
     /// earlier action), then the action's connections, then the advisory lock (see
-    /// [`SandboxLock`]); with `read_tables`, also its tables. Always in this order, so that no
-    /// action holds connections while it waits for a turn that another holder of connections
-    /// has.
-    async fn lock_sandbox(
+    /// [`SandboxLock`]); with `read_tables`, also its tables, and PostgreSQL's text of each of
+    /// `payloads`. Always in this order, so that no action holds connections while it waits
+    /// for a turn that another holder of connections has.
+    async fn lock_sandbox<const N: usize>(
         &self,
         sandbox: &SchemaName,
         needs: Needs,
         read_tables: bool,
-    ) -> Result<(SandboxLock, Option<Snapshot>, Option<Reservation<'_>>), LabError> {
+        payloads: [&str; N],
+    ) -> Result<(SandboxLock, Entered<N>, Option<Reservation<'_>>), LabError> {
         self.refuse_while_stepped(sandbox)?;
         let turn = tokio::time::timeout(self.config().lock_timeout, self.local_lock(sandbox));
         let Ok(local) = turn.await else {
@@ -437,25 +438,38 @@ impl Lab {
         // A stepped run may have begun while this action waited for its turn.
         self.refuse_while_stepped(sandbox)?;
         let reserved = self.reserve(needs).await?;
-        let (lock, tables) =
-            SandboxLock::enter(local, &self.inner.lock_pool, sandbox, read_tables).await?;
-        Ok((lock, tables, reserved))
+        let (lock, entered) =
+            SandboxLock::enter(local, &self.inner.lock_pool, sandbox, read_tables, payloads)
+                .await?;
+        Ok((lock, entered, reserved))
     }
 
-    /// Runs `action` while holding the sandbox's lock, with the tables read under it. The
-    /// action ends with [`Lab::finish`], which keeps its report and lets the lock go.
-    pub(super) async fn locked<T, F>(
+    /// Runs `action` while holding the sandbox's lock, with the tables read under it and
+    /// PostgreSQL's text of each of `payloads` (the model's input for an attempt's outbox row;
+    /// none for an action without one). The action ends with [`Lab::finish`], which keeps its
+    /// report and lets the lock go.
+    pub(super) async fn locked<T, F, const N: usize>(
         &self,
         sandbox: &SchemaName,
         needs: Needs,
-        action: impl FnOnce(Locked) -> F,
+        payloads: [&str; N],
+        action: impl FnOnce(Locked<N>) -> F,
     ) -> Result<T, LabError>
     where
         F: Future<Output = Result<T, LabError>>,
     {
-        let (lock, before, _reserved) = self.lock_sandbox(sandbox, needs, true).await?;
-        let before = before.ok_or_else(|| LabError::SandboxGone(sandbox.to_string()))?;
-        action(Locked { lock, before }).await
+        let (lock, entered, _reserved) = self.lock_sandbox(sandbox, needs, true, payloads).await?;
+        let Entered {
+            tables,
+            stored_payloads,
+        } = entered;
+        let before = tables.ok_or_else(|| LabError::SandboxGone(sandbox.to_string()))?;
+        action(Locked {
+            lock,
+            before,
+            stored_payloads,
+        })
+        .await
     }
 
     /// Runs `action` while holding the sandbox's lock, without reading its tables; the lock is
@@ -466,7 +480,7 @@ impl Lab {
         needs: Needs,
         action: impl Future<Output = Result<T, LabError>>,
     ) -> Result<T, LabError> {
-        let (lock, _, _reserved) = self.lock_sandbox(sandbox, needs, false).await?;
+        let (lock, _, _reserved) = self.lock_sandbox(sandbox, needs, false, []).await?;
         let result = action.await;
         // On an error the lock is dropped: its session is closed, which releases it too.
         if result.is_ok()
@@ -598,10 +612,12 @@ fn pool_options(config: &LabConfig, max: u32) -> PgPoolOptions {
         })
 }
 
-/// What an action holds while it runs: the sandbox's lock, and the tables read under it.
-pub(super) struct Locked {
+/// What an action holds while it runs: the sandbox's lock, the tables read under it, and
+/// PostgreSQL's text of each payload the action asked about (see [`Entered`]).
+pub(super) struct Locked<const N: usize = 0> {
     pub lock: SandboxLock,
     pub before: Snapshot,
+    pub stored_payloads: [Option<String>; N],
 }
 
 /// The sandbox's tables, read in one snapshot on `conn`.

@@ -20,8 +20,12 @@ use super::lock_conns::{LockConnection, LockConnections};
 use super::names::SchemaName;
 use super::runner::PendingAttempt;
 
-/// Takes the lock and, when asked, reads the tables under it, in one round trip.
-const ENTER: &str = "SELECT lab.enter_action($1, $2)";
+/// Takes the lock and, when asked, reads the tables under it, in one round trip. The same
+/// statement asks PostgreSQL what each of the action's payloads becomes (`lab.jsonb_text`, in
+/// the order given): the model predicts with PostgreSQL's own answer instead of imitating the
+/// cast, and asking here adds no round trip.
+const ENTER: &str = "SELECT lab.enter_action($1, $2), \
+     ARRAY(SELECT lab.jsonb_text(p) FROM unnest($3::text[]) WITH ORDINALITY AS u(p, n) ORDER BY n)";
 const UNLOCK: &str = "SELECT pg_advisory_unlock(hashtextextended($1, 0))";
 
 #[derive(Default)]
@@ -62,22 +66,24 @@ pub struct SandboxLock {
 
 impl SandboxLock {
     /// Takes the lock for a caller that already has this process's turn ([`LocalLocks`]);
-    /// with `read_tables`, also reads its tables under it.
-    pub async fn enter(
+    /// with `read_tables`, also reads its tables under it; and asks what `payloads` become
+    /// (see [`enter`]).
+    pub async fn enter<const N: usize>(
         local: LocalGuard,
         lock_conns: &Arc<LockConnections>,
         sandbox: &SchemaName,
         read_tables: bool,
-    ) -> Result<(SandboxLock, Option<Snapshot>), LabError> {
+        payloads: [&str; N],
+    ) -> Result<(SandboxLock, Entered<N>), LabError> {
         let mut conn = lock_conns.acquire().await?;
-        match enter(conn.conn()?, sandbox, read_tables).await {
-            Ok(tables) => Ok((
+        match enter(conn.conn()?, sandbox, read_tables, payloads).await {
+            Ok(entered) => Ok((
                 SandboxLock {
                     conn: Some(conn),
                     sandbox: sandbox.clone(),
                     _local: local,
                 },
-                tables,
+                entered,
             )),
             // The read may fail after the lock was taken (a sandbox dropped meanwhile): the
             // connection is dropped, so the session goes, and the lock with it.
@@ -133,20 +139,48 @@ impl SandboxLock {
     }
 }
 
+/// ENTER's row: the tables (when asked for) and PostgreSQL's text of each payload.
+type EnterRow = (Option<Json<Snapshot>>, Vec<Option<String>>);
+
+/// What an action learnt as it took the sandbox's lock.
+#[derive(Debug)]
+pub struct Entered<const N: usize> {
+    /// The sandbox's tables under the lock, when asked for.
+    pub tables: Option<Snapshot>,
+    /// PostgreSQL's text of each payload asked about, in the order asked: what
+    /// `payload::jsonb::text` gives, or `None` where PostgreSQL refuses the cast.
+    pub stored_payloads: [Option<String>; N],
+}
+
 /// Takes the sandbox's advisory lock on `conn` and, with `read_tables`, reads its tables under
-/// it. On an error the caller closes the session, which lets a lock taken half-way go.
-pub async fn enter(
+/// it; in the same statement PostgreSQL casts each of `payloads` to jsonb and says what it
+/// stores (or that it refuses). On an error the caller closes the session, which lets a lock
+/// taken half-way go.
+pub async fn enter<const N: usize>(
     conn: &mut PgConnection,
     sandbox: &SchemaName,
     read_tables: bool,
-) -> Result<Option<Snapshot>, LabError> {
-    let entered: Result<Option<Json<Snapshot>>, _> = sqlx::query_scalar(ENTER)
+    payloads: [&str; N],
+) -> Result<Entered<N>, LabError> {
+    let entered: Result<EnterRow, _> = sqlx::query_as(ENTER)
         .bind(sandbox.as_str())
         .bind(read_tables)
+        .bind(&payloads[..])
         .fetch_one(&mut *conn)
         .await;
     match entered {
-        Ok(tables) => Ok(tables.map(|Json(t)| t)),
+        Ok((tables, stored)) => {
+            let stored_payloads = <[Option<String>; N]>::try_from(stored).map_err(|got| {
+                LabError::Config(format!(
+                    "PostgreSQL answered for {} payloads, not the {N} asked",
+                    got.len()
+                ))
+            })?;
+            Ok(Entered {
+                tables: tables.map(|Json(t)| t),
+                stored_payloads,
+            })
+        }
         // lock_timeout: another process has held this sandbox for seconds — a stepped
         // transaction (it names itself by its application_name), or a busy learner.
         Err(e) => Err(match sqlstate(&e).as_deref() {

@@ -23,7 +23,7 @@ impl Lab {
         sandbox: &SchemaName,
         crash: PublisherCrash,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::ONE, |locked| {
+        self.locked(sandbox, Needs::ONE, [], |locked| {
             self.restart_locked(locked, sandbox, crash)
         })
         .await
@@ -35,7 +35,7 @@ impl Lab {
         sandbox: &SchemaName,
         crash_at: PublisherCrash,
     ) -> Result<Report, LabError> {
-        let Locked { lock, before } = locked;
+        let Locked { lock, before, .. } = locked;
         let expected = model::predict_restart(&before, crash_at);
         let _slot = self.crash_slot().await?;
         let conn = self.connect_own(None).await?;
@@ -68,7 +68,7 @@ impl Lab {
         sandbox: &SchemaName,
         skip_locked: bool,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::PUBLISH_RACE, |locked| {
+        self.locked(sandbox, Needs::PUBLISH_RACE, [], |locked| {
             self.publish_race_locked(locked, sandbox, skip_locked)
         })
         .await
@@ -80,7 +80,7 @@ impl Lab {
         sandbox: &SchemaName,
         skip_locked: bool,
     ) -> Result<Report, LabError> {
-        let Locked { lock, before } = locked;
+        let Locked { lock, before, .. } = locked;
         let expected = model::predict_publish_race(&before, skip_locked);
         let limit = self.config().backend_exit_timeout;
         let raced = publisher::race(self.pool(), sandbox, skip_locked, limit).await?;
@@ -115,7 +115,7 @@ impl Lab {
         inbox: bool,
         crash: ConsumerCrash,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::ONE, |locked| {
+        self.locked(sandbox, Needs::ONE, [], |locked| {
             self.consume_locked(locked, sandbox, inbox, crash)
         })
         .await
@@ -128,7 +128,7 @@ impl Lab {
         inbox: bool,
         crash_at: ConsumerCrash,
     ) -> Result<Report, LabError> {
-        let Locked { lock, before } = locked;
+        let Locked { lock, before, .. } = locked;
         let expected = model::predict_consume(&before, inbox, crash_at);
         let _slot = self.crash_slot().await?;
         let conn = self.connect_own(None).await?;

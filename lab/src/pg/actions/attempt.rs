@@ -38,7 +38,9 @@ impl Lab {
         spec: &AttemptSpec,
         prediction: &Prediction,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::attempt(spec), |locked| {
+        // PostgreSQL says what the payload becomes as the lock is taken: the model's input.
+        let payloads = [spec.payload.as_str()];
+        self.locked(sandbox, Needs::attempt(spec), payloads, |locked| {
             self.attempt_locked(locked, sandbox, spec, prediction)
         })
         .await
@@ -46,13 +48,17 @@ impl Lab {
 
     async fn attempt_locked(
         &self,
-        locked: Locked,
+        locked: Locked<1>,
         sandbox: &SchemaName,
         spec: &AttemptSpec,
         prediction: &Prediction,
     ) -> Result<Report, LabError> {
-        let Locked { mut lock, before } = locked;
-        let expected = model::predict_attempt(&before, spec);
+        let Locked {
+            mut lock,
+            before,
+            stored_payloads: [stored_payload],
+        } = locked;
+        let expected = model::predict_attempt(&before, spec, stored_payload.as_deref());
         let mut trace = Tracer::new();
         let place = Place {
             pool: self.pool(),

@@ -18,7 +18,10 @@ impl Lab {
         sandbox: &SchemaName,
         mistakes: &Mistakes,
     ) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::RACE, |locked| {
+        // PostgreSQL says what both requests' payloads become as the lock is taken.
+        let (a_spec, b_spec) = model::race_specs(mistakes);
+        let payloads = [a_spec.payload.as_str(), b_spec.payload.as_str()];
+        self.locked(sandbox, Needs::RACE, payloads, |locked| {
             self.race_locked(locked, sandbox, mistakes)
         })
         .await
@@ -26,12 +29,20 @@ impl Lab {
 
     async fn race_locked(
         &self,
-        locked: Locked,
+        locked: Locked<2>,
         sandbox: &SchemaName,
         mistakes: &Mistakes,
     ) -> Result<Report, LabError> {
-        let Locked { lock, before } = locked;
-        let expected = model::predict_race(&before, mistakes);
+        let Locked {
+            lock,
+            before,
+            stored_payloads: [stored_a, stored_b],
+        } = locked;
+        let expected = model::predict_race(
+            &before,
+            mistakes,
+            [stored_a.as_deref(), stored_b.as_deref()],
+        );
         let limit = self.config().backend_exit_timeout;
         let raced = race::run(self.pool(), sandbox, mistakes, limit).await?;
         let (a_spec, b_spec) = model::race_specs(mistakes);

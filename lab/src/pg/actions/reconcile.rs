@@ -19,7 +19,7 @@ impl Lab {
     /// Decides an unknown outcome from the database alone: by the stable ids, and by the
     /// transaction id the attempt noted.
     pub async fn reconcile(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::ONE, |locked| {
+        self.locked(sandbox, Needs::ONE, [], |locked| {
             self.reconcile_locked(locked, sandbox)
         })
         .await
@@ -33,17 +33,22 @@ impl Lab {
         const TICKET_STATUS: &str = "SELECT status FROM tickets WHERE id = $1";
         const OUTBOX_ROW: &str = "SELECT count(*) FROM outbox WHERE event_id = $1";
         const XACT_STATUS: &str = "SELECT pg_xact_status($1::xid8)";
-        let pending: Option<Option<Json<PendingAttempt>>> =
-            // FOR SHARE: the previous action lets the lock go just before its report commits.
-            sqlx::query_scalar(
-                "SELECT pending FROM lab.sandbox_notes WHERE schema_name = $1 FOR SHARE",
-            )
-                .bind(sandbox.as_str())
-                .fetch_optional(self.pool())
-                .await
-                .map_err(LabError::from_sqlx)?;
-        let Json(pending) = pending.flatten().ok_or(LabError::NothingToReconcile)?;
-        let Locked { lock, before } = locked;
+        // FOR SHARE: the previous action lets the lock go just before its report commits.
+        // The same statement asks PostgreSQL what the attempt's payload became (the model's
+        // input, see `model::predict_attempt`), so asking costs no round trip.
+        let pending: Option<(Option<Json<PendingAttempt>>, Option<String>)> = sqlx::query_as(
+            "SELECT pending, lab.jsonb_text(pending->'settings'->>'payload') \
+               FROM lab.sandbox_notes WHERE schema_name = $1 FOR SHARE",
+        )
+        .bind(sandbox.as_str())
+        .fetch_optional(self.pool())
+        .await
+        .map_err(LabError::from_sqlx)?;
+        let (pending, stored_payload) = match pending {
+            Some((Some(Json(pending)), stored_payload)) => (pending, stored_payload),
+            _ => return Err(LabError::NothingToReconcile),
+        };
+        let Locked { lock, before, .. } = locked;
         let event_id = pending.settings.event_id.as_str();
 
         let mut trace = Tracer::new();
@@ -122,8 +127,13 @@ impl Lab {
         // it; only a lost COMMIT reply's fate comes from PostgreSQL's answer.
         let spec = AttemptSpec::from_settings(&pending.settings)
             .map_err(|e| LabError::Config(format!("the stored attempt is no longer valid: {e}")))?;
-        let expected =
-            model::predict_reconcile(&pending.before, &spec, committed, pending.writer_after);
+        let expected = model::predict_reconcile(
+            &pending.before,
+            &spec,
+            stored_payload.as_deref(),
+            committed,
+            pending.writer_after,
+        );
         self.finish(
             lock,
             sandbox,

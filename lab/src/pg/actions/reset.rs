@@ -17,7 +17,7 @@ use super::super::trace::{Tracer, done, rows};
 impl Lab {
     /// Puts the sandbox back to the lesson's initial state.
     pub async fn reset(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::RESET, |locked| {
+        self.locked(sandbox, Needs::RESET, [], |locked| {
             self.reset_locked(locked, sandbox, false)
         })
         .await
@@ -26,7 +26,7 @@ impl Lab {
     /// "Start over": the reset, and an empty map, under the same lock, so that no concurrent
     /// action's progress row is written between the two and lost.
     pub async fn start_over(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::RESET, |locked| {
+        self.locked(sandbox, Needs::RESET, [], |locked| {
             self.reset_locked(locked, sandbox, true)
         })
         .await
@@ -38,7 +38,9 @@ impl Lab {
         sandbox: &SchemaName,
         forget_progress: bool,
     ) -> Result<Report, LabError> {
-        let Locked { mut lock, before } = locked;
+        let Locked {
+            mut lock, before, ..
+        } = locked;
         if forget_progress {
             sqlx::query("SELECT lab.forget_progress($1)")
                 .bind(sandbox.as_str())
@@ -82,7 +84,7 @@ impl Lab {
 
     /// "Support reopens ticket-42": a separate, committed UPDATE; outbox rows stay.
     pub async fn reopen(&self, sandbox: &SchemaName) -> Result<Report, LabError> {
-        self.locked(sandbox, Needs::ONE, |locked| {
+        self.locked(sandbox, Needs::ONE, [], |locked| {
             self.reopen_locked(locked, sandbox)
         })
         .await
@@ -94,7 +96,7 @@ impl Lab {
         sandbox: &SchemaName,
     ) -> Result<Report, LabError> {
         const REOPEN: &str = "UPDATE tickets SET status = 'open' WHERE id = $1";
-        let Locked { lock, before } = locked;
+        let Locked { lock, before, .. } = locked;
         let mut trace = Tracer::new();
         let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
         let mut tx = conn.begin().await.map_err(LabError::from_sqlx)?;

@@ -46,6 +46,9 @@ pub(super) struct Held<'a> {
     pub(super) lab: &'a Lab,
     pub(super) sandbox: &'a SchemaName,
     pub(super) run: Run<'a>,
+    /// PostgreSQL's text of the ticket function's payload, `None` if it refuses the cast (the
+    /// model's input, asked as the run took the sandbox's lock).
+    pub(super) stored_payload: Option<String>,
     /// The state the model starts from: the tables before the run, plus a writer's change
     /// that committed before the held transaction first wrote.
     pub(super) base: Snapshot,
@@ -82,6 +85,7 @@ impl<'a> Held<'a> {
             base,
             commands,
             out,
+            stored_payload: None,
             relay: None,
             waiter: None,
             xid: String::new(),
@@ -387,7 +391,7 @@ impl Held<'_> {
     fn predicted(&self, at: PausePoint, index: usize) -> model::PauseViews {
         match (self.run, at) {
             (Run::Ticket(spec), PausePoint::Ticket(point)) => {
-                model::predict_pause(&self.base, spec, point)
+                model::predict_pause(&self.base, spec, self.stored_payload.as_deref(), point)
             }
             (Run::Publisher, PausePoint::Publisher(point)) => {
                 let (inside, outside) = broker::publisher_pause(&self.base, point, index);

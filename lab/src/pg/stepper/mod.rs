@@ -104,21 +104,24 @@ pub enum AfterCommitStep {
 
 /// A stepped run's hold on its sandbox: the process's slot and claim, the local lock, and
 /// the held connection (which holds the sandbox's lock in PostgreSQL too).
-struct Hold<'a> {
+struct Hold<'a, const N: usize> {
     _claim: Claim<'a>,
     local: sandbox_lock::LocalGuard,
     conn: sqlx::PgConnection,
     before: crate::outcome::Snapshot,
+    /// PostgreSQL's text of each payload passed in (`None`: it refuses the cast).
+    stored_payloads: [Option<String>; N],
 }
 
 impl Lab {
     /// Takes a stepping slot, the sandbox, and a connection of its own (through `relay` when
     /// there is one) that holds the sandbox's lock while the learner thinks.
-    async fn hold(
+    async fn hold<const N: usize>(
         &self,
         sandbox: &SchemaName,
         relay: Option<&super::wire_fault::Relay>,
-    ) -> Result<Hold<'_>, LabError> {
+        payloads: [&str; N],
+    ) -> Result<Hold<'_, N>, LabError> {
         let stepping = &self.inner.stepping;
         let slot = Arc::clone(&stepping.slots)
             .try_acquire_owned()
@@ -145,16 +148,22 @@ impl Lab {
         .execute(&mut conn)
         .await
         .map_err(LabError::from_sqlx)?;
-        let before = match sandbox_lock::enter(&mut conn, sandbox, true).await {
+        // PostgreSQL says what the payloads become as the lock is taken: the model's input.
+        let entered = match sandbox_lock::enter(&mut conn, sandbox, true, payloads).await {
             Err(LabError::StepInProgress) => return Err(LabError::StepBusy),
             other => other?,
         };
-        let before = before.ok_or_else(|| LabError::SandboxGone(sandbox.to_string()))?;
+        let sandbox_lock::Entered {
+            tables,
+            stored_payloads,
+        } = entered;
+        let before = tables.ok_or_else(|| LabError::SandboxGone(sandbox.to_string()))?;
         Ok(Hold {
             _claim: claim,
             local,
             conn,
             before,
+            stored_payloads,
         })
     }
 
@@ -174,15 +183,27 @@ impl Lab {
             Err(LabError::RelayUnsupported) => None,
             Err(e) => return Err(e),
         };
-        let hold = self.hold(sandbox, relay.as_ref()).await?;
+        let hold = self
+            .hold(sandbox, relay.as_ref(), [spec.payload.as_str()])
+            .await?;
         let Hold {
             _claim,
             local,
             conn,
             before,
+            stored_payloads: [stored_payload],
         } = hold;
         self.step_held(
-            conn, relay, local, before, sandbox, spec, prediction, commands, out,
+            conn,
+            relay,
+            local,
+            before,
+            stored_payload.as_deref(),
+            sandbox,
+            spec,
+            prediction,
+            commands,
+            out,
         )
         .await
     }
@@ -201,7 +222,8 @@ impl Lab {
             local,
             conn,
             before,
-        } = self.hold(sandbox, None).await?;
+            stored_payloads: [],
+        } = self.hold(sandbox, None, []).await?;
         let run = match what {
             AfterCommitStep::Publisher => Run::Publisher,
             AfterCommitStep::Consumer { inbox } => Run::Consumer { inbox },
@@ -254,7 +276,8 @@ impl Lab {
             _ => expected,
         };
         let _reserved = self.reserve(Needs::ONE).await?;
-        let (lock, _) = SandboxLock::enter(local, &self.inner.lock_pool, sandbox, false).await?;
+        let (lock, _) =
+            SandboxLock::enter(local, &self.inner.lock_pool, sandbox, false, []).await?;
         let stepped = Stepped {
             ended_at,
             index,
@@ -287,6 +310,7 @@ impl Lab {
         relay: Option<super::wire_fault::Relay>,
         local: sandbox_lock::LocalGuard,
         before: crate::outcome::Snapshot,
+        stored_payload: Option<&str>,
         sandbox: &SchemaName,
         spec: &AttemptSpec,
         prediction: &crate::prediction::Prediction,
@@ -303,6 +327,7 @@ impl Lab {
             out,
         );
         held.relay = relay.as_ref();
+        held.stored_payload = stored_payload.map(str::to_owned);
         let place = Place {
             pool: self.pool(),
             sandbox,
@@ -333,7 +358,8 @@ impl Lab {
         self.settle_own_connection(conn, &attempted, relay, &mut trace)
             .await?;
         let _reserved = self.reserve(Needs::ONE).await?;
-        let (lock, _) = SandboxLock::enter(local, &self.inner.lock_pool, sandbox, false).await?;
+        let (lock, _) =
+            SandboxLock::enter(local, &self.inner.lock_pool, sandbox, false, []).await?;
 
         let final_spec = AttemptSpec {
             crash: lost_reply.map_or(ended_at, |_| CrashPoint::CommitReplyLost),
@@ -348,7 +374,7 @@ impl Lab {
             }
             Stop::CommitUnanswered => OutcomeId::CommitUnknown,
         };
-        let mut expected = model::predict_attempt(&base, &final_spec);
+        let mut expected = model::predict_attempt(&base, &final_spec, stored_payload);
         let waiter = match writer {
             Some(task) => Some(task.finish(&mut trace).await?),
             None => None,
