@@ -557,7 +557,8 @@ async fn the_stepper_socket_pauses_refuses_and_reports(
         "/api/step {\"cmd\":\"begin\",\"mode\":\"outbox\"}",
         &r.redact(json!({ "pause": begun })),
     );
-    // COMMIT is not next here: refused, and the run goes on.
+    // COMMIT is not next here: refused, and the run goes on. The socket has no `lang` cookie,
+    // so the message is in the default language (Russian).
     s.send(json!({"cmd": "commit_reply_lost", "commit_fate": "applied"}))
         .await;
     let refused = s.recv().await;
