@@ -210,8 +210,9 @@ pub async fn race(mistakes: Option<String>) -> Result<Report, ApiError> {
 }
 
 /// After COMMIT (a preview of lesson 8.3): the service restarts and its publisher runs once.
-/// `crash`: `none`, `before_send` (dies holding the rows' locks) or `after_send` (dies after
-/// the broker took the first event, before the mark committed).
+/// `crash`: one of [`outbox_lab::catalog::PublisherCrash`] — `none`, `before_send` (dies holding
+/// the rows' locks), `after_send` (dies after the broker took the first event, before its mark)
+/// or `after_mark` (dies after the mark, before COMMIT).
 #[server(prefix = "/api", endpoint = "restart")]
 pub async fn restart(crash: Option<String>) -> Result<Report, ApiError> {
     let crash =
@@ -235,7 +236,8 @@ pub async fn publish_race(skip_locked: Option<String>) -> Result<Report, ApiErro
 }
 
 /// After COMMIT (a preview of lesson 8.4): the History consumer reads the topic from its
-/// committed offset. `inbox`: `on` (default) or `off`; `crash`: `none` or `after_apply`.
+/// committed offset. `inbox`: `on` (default) or `off`; `crash`: one of
+/// [`outbox_lab::catalog::ConsumerCrash`] — `none`, `before_commit` or `after_apply`.
 #[server(prefix = "/api", endpoint = "consume")]
 pub async fn consume(inbox: Option<String>, crash: Option<String>) -> Result<Report, ApiError> {
     let inbox =

@@ -6,7 +6,8 @@
 
 use leptos_i18n::td_string;
 use outbox_lab::catalog::{
-    ActionKind, CommitFate, CrashPoint, Difference, FailureRow, Mistake, Mode, OutcomeId, Setup,
+    ActionKind, CommitFate, ConsumerCrash, CrashPoint, Difference, FailureRow, Mistake, Mode,
+    OutcomeId, PublisherCrash, Setup,
 };
 use outbox_lab::outcome::{Actor, TxState};
 
@@ -33,6 +34,40 @@ pub fn crash_hint(l: Locale, c: CrashPoint) -> &'static str {
         CrashPoint::AfterPublish => td_string!(l, crash.after_publish.hint),
         CrashPoint::AfterCommit => td_string!(l, crash.after_commit.hint),
         CrashPoint::CommitReplyLost => td_string!(l, crash.commit_reply_lost.hint),
+    }
+}
+
+/// A publisher crash point: its mark on the after-COMMIT strip, and its radio's label.
+pub fn publisher_crash_text(l: Locale, c: PublisherCrash) -> (&'static str, &'static str) {
+    match c {
+        PublisherCrash::None => ("", td_string!(l, after.crash_none)),
+        PublisherCrash::BeforeSend => (
+            td_string!(l, after.crash_before_send),
+            td_string!(l, after.crash_before_send_long),
+        ),
+        PublisherCrash::AfterSend => (
+            td_string!(l, after.crash_after_send),
+            td_string!(l, after.crash_after_send_long),
+        ),
+        PublisherCrash::AfterMark => (
+            td_string!(l, after.crash_after_mark),
+            td_string!(l, after.crash_after_mark_long),
+        ),
+    }
+}
+
+/// A consumer crash point: its mark on the after-COMMIT strip, and its radio's label.
+pub fn consumer_crash_text(l: Locale, c: ConsumerCrash) -> (&'static str, &'static str) {
+    match c {
+        ConsumerCrash::None => ("", td_string!(l, after.crash_none)),
+        ConsumerCrash::BeforeCommit => (
+            td_string!(l, after.crash_before_commit),
+            td_string!(l, after.crash_before_commit_long),
+        ),
+        ConsumerCrash::AfterApply => (
+            td_string!(l, after.crash_after_apply),
+            td_string!(l, after.crash_after_apply_long),
+        ),
     }
 }
 

@@ -120,3 +120,40 @@ test("Trace A after a crash after COMMIT: the restarted publisher finds nothing 
   const db = await afterCommitState(await sandboxOf(page));
   expect(db.kafka).toEqual([]);
 });
+
+for (const lang of LANGS) {
+  for (const javaScriptEnabled of [true, false]) {
+    test(`a mark that dies before COMMIT, and a consumer that dies inside its transaction (${lang}, JavaScript ${javaScriptEnabled ? "on" : "off"})`, async ({
+      browser,
+    }) => {
+      const context = await browser.newContext({ javaScriptEnabled });
+      const page = await context.newPage();
+      await openPage(page, `/?lang=${lang}`, javaScriptEnabled);
+      await attempt(page, { crash: "none" }, "committed");
+      const schema = await sandboxOf(page);
+
+      // The publisher marks the row, then dies before COMMIT: PostgreSQL takes the mark back.
+      await run(page, lang, "restart", { crash: "after_mark" }, "publisher_crashed_after_mark");
+      await expect(page.locator('.after-mark[data-mark="after_mark"]')).toHaveAttribute("data-lit", "true");
+      await expect(page.locator('.publisher-failures tr[data-row="crash_after_send"]')).toHaveAttribute("aria-current", "true");
+      let db = await afterCommitState(schema);
+      expect(db.kafka).toEqual(["event-ticket-900"]);
+      expect(db.marked).toEqual([false]);
+
+      // The consumer dies inside the event's transaction: no History line, no inbox row, no offset.
+      await run(page, lang, "consume", { inbox: "on", crash: "before_commit" }, "consumer_crashed_before_commit");
+      await expect(page.locator('.after-mark[data-mark="before_commit"]')).toHaveAttribute("data-lit", "true");
+      db = await afterCommitState(schema);
+      expect(db.history).toEqual([]);
+      expect(db.inbox).toEqual([]);
+      expect(db.offset).toEqual([]);
+
+      // The next run reads the same event and applies it once.
+      await run(page, lang, "consume", { inbox: "on", crash: "none" }, "consumed");
+      db = await afterCommitState(schema);
+      expect(db.history).toEqual(["event-ticket-900"]);
+      expect(db.offset).toEqual([1]);
+      await context.close();
+    });
+  }
+}

@@ -81,16 +81,11 @@ fn strip(l: Locale, r: &Report) -> impl IntoView + use<> {
                 <span class="node-note">
                     {td_string!(l, after.waiting_rows, count = count(waiting)).to_string()}
                 </span>
-                {mark(
-                    publisher_crash == Some(PublisherCrash::BeforeSend),
-                    "before_send",
-                    td_string!(l, after.crash_before_send),
-                )}
-                {mark(
-                    publisher_crash == Some(PublisherCrash::AfterSend),
-                    "after_send",
-                    td_string!(l, after.crash_after_send),
-                )}
+                {PublisherCrash::ALL
+                    .iter()
+                    .filter(|c| **c != PublisherCrash::None)
+                    .map(|&c| mark(publisher_crash == Some(c), c.id(), texts::publisher_crash_text(l, c).0))
+                    .collect_view()}
             </li>
             <li class="node" data-node="kafka" data-ran=ran("kafka").to_string()>
                 <span class="node-name">{td_string!(l, after.step_kafka)}</span>
@@ -103,11 +98,11 @@ fn strip(l: Locale, r: &Report) -> impl IntoView + use<> {
                 <span class="node-note">
                     {td_string!(l, after.offset, offset = s.consumer_offset.to_string()).to_string()}
                 </span>
-                {mark(
-                    consumer_crash == Some(ConsumerCrash::AfterApply),
-                    "after_apply",
-                    td_string!(l, after.crash_after_apply),
-                )}
+                {ConsumerCrash::ALL
+                    .iter()
+                    .filter(|c| **c != ConsumerCrash::None)
+                    .map(|&c| mark(consumer_crash == Some(c), c.id(), texts::consumer_crash_text(l, c).0))
+                    .collect_view()}
             </li>
             <li class="node" data-node="history" data-ran=ran("history").to_string()>
                 <span class="node-name">{td_string!(l, after.step_history)}</span>
@@ -124,7 +119,9 @@ fn died(o: OutcomeId) -> bool {
         o,
         OutcomeId::PublisherCrashedBeforeSend
             | OutcomeId::PublisherCrashedAfterSend
+            | OutcomeId::PublisherCrashedAfterMark
             | OutcomeId::ConsumerCrashedAfterApply
+            | OutcomeId::ConsumerCrashedBeforeCommit
     )
 }
 
@@ -211,9 +208,10 @@ fn forms(l: Locale, origin: &ActionOrigin) -> impl IntoView + use<> {
             <form method="post" action=origin.action_url(Restart::url()) class="after-form" data-form="restart">
                 <fieldset>
                     <legend>{td_string!(l, after.restart_legend)}</legend>
-                    {radio("crash", "none", td_string!(l, after.crash_none), true)}
-                    {radio("crash", "before_send", td_string!(l, after.crash_before_send_long), false)}
-                    {radio("crash", "after_send", td_string!(l, after.crash_after_send_long), false)}
+                    {PublisherCrash::ALL
+                        .iter()
+                        .map(|&c| radio("crash", c.id(), texts::publisher_crash_text(l, c).1, c == PublisherCrash::None))
+                        .collect_view()}
                 </fieldset>
                 <button type="submit" data-busy-label=busy>
                     {td_string!(l, after.restart_button)}
@@ -234,8 +232,10 @@ fn forms(l: Locale, origin: &ActionOrigin) -> impl IntoView + use<> {
                     <legend>{td_string!(l, after.consume_legend)}</legend>
                     {radio("inbox", "on", td_string!(l, after.inbox_on), true)}
                     {radio("inbox", "off", td_string!(l, after.inbox_off), false)}
-                    {radio("crash", "none", td_string!(l, after.crash_none), true)}
-                    {radio("crash", "after_apply", td_string!(l, after.crash_after_apply_long), false)}
+                    {ConsumerCrash::ALL
+                        .iter()
+                        .map(|&c| radio("crash", c.id(), texts::consumer_crash_text(l, c).1, c == ConsumerCrash::None))
+                        .collect_view()}
                 </fieldset>
                 <button type="submit" data-busy-label=busy>
                     {td_string!(l, after.consume_button)}
