@@ -31,7 +31,7 @@
     var start = ev.target.closest && ev.target.closest("[data-step-start]");
     if (start) {
       ev.preventDefault();
-      begin(start.form);
+      begin(start.form, start.getAttribute("data-scenario") || "ticket");
       return;
     }
     var cmd = ev.target.closest && ev.target.closest("[data-stepper] [data-cmd]");
@@ -40,12 +40,33 @@
       if (message.cmd === "commit_reply_lost") {
         message.commit_fate = panel().querySelector("[data-step-fate]").value;
       }
+      if (message.cmd === "other_publisher") {
+        message.skip_locked = cmd.getAttribute("data-skip-locked") === "true";
+      }
       busy(true);
       socket.send(JSON.stringify(message));
     }
   });
 
-  function begin(form) {
+  // What "begin" sends: the ticket function reads the attempt form's fields; the publisher
+  // reads none; the consumer reads its inbox switch.
+  function beginCommand(scenario, fields) {
+    if (scenario === "publisher") return { cmd: "begin", scenario: scenario };
+    if (scenario === "consumer") return { cmd: "begin", scenario: scenario, inbox: fields.get("inbox") || undefined };
+    return {
+      cmd: "begin",
+      mode: fields.get("mode") || undefined,
+      mistakes: fields.get("mistakes") || undefined,
+      event_id: fields.get("event_id") || undefined,
+      payload: fields.get("payload") || undefined,
+      predict_ticket: fields.get("predict_ticket") || undefined,
+      predict_outbox: fields.get("predict_outbox") || undefined,
+      predict_kafka: fields.get("predict_kafka") || undefined,
+      predict_client: fields.get("predict_client") || undefined,
+    };
+  }
+
+  function begin(form, scenario) {
     if (!form || !panel() || socket) return;
     var fields = new FormData(form);
     var url = new URL(form.getAttribute("action"), window.location.href);
@@ -60,20 +81,9 @@
     socket = ws;
     var ended = false;
     var paused = false;
+    p.setAttribute("data-scenario", scenario);
     ws.onopen = function () {
-      ws.send(
-        JSON.stringify({
-          cmd: "begin",
-          mode: fields.get("mode") || undefined,
-          mistakes: fields.get("mistakes") || undefined,
-          event_id: fields.get("event_id") || undefined,
-          payload: fields.get("payload") || undefined,
-          predict_ticket: fields.get("predict_ticket") || undefined,
-          predict_outbox: fields.get("predict_outbox") || undefined,
-          predict_kafka: fields.get("predict_kafka") || undefined,
-          predict_client: fields.get("predict_client") || undefined,
-        })
-      );
+      ws.send(JSON.stringify(beginCommand(scenario, fields)));
     };
     ws.onmessage = function (ev) {
       var m;
@@ -152,20 +162,29 @@
 
   function showPause(pause, moveFocus) {
     var p = panel();
-    var where = word("paused") + " " + label("data-at", pause.at) + ". ";
+    var scenario = pause.scenario || "ticket";
+    var at = p.querySelector('[data-scenario="' + scenario + '"][data-at="' + pause.at + '"]');
+    var where = word("paused") + " " + (at ? at.textContent : pause.at) + ". ";
     where += pause.next ? word("next_is") + " " + label("data-step", pause.next) + "." : word("returns") + ".";
     set(p.querySelector("[data-step-where]"), where);
     p.setAttribute("data-at", pause.at);
-    p.querySelector("[data-step-lost]").hidden = pause.next !== "commit";
-    p.querySelector('[data-cmd="other_writer"]').hidden = !!pause.waiter;
-    markStrip(pause.at);
+    p.setAttribute("data-scenario", scenario);
+    p.querySelector("[data-step-lost]").hidden = scenario !== "ticket" || pause.next !== "commit";
+    // A second session once per run, of the kind this scenario has.
+    p.querySelectorAll("[data-only]").forEach(function (b) {
+      b.hidden = !!pause.waiter || b.getAttribute("data-only") !== scenario;
+    });
+    markStrip(scenario, pause.at);
 
     // After COMMIT no transaction is open: its connection sees the committed tables.
     var inside = pause.inside || pause.outside;
     fillRow("status", statusOf(inside), statusOf(pause.outside), !pause.inside);
     fillRow("outbox", ids(inside.outbox, "event_id"), ids(pause.outside.outbox, "event_id"), false);
+    fillRow("marked", String(marked(inside)), String(marked(pause.outside)), false);
     fillRow("kafka", String(inside.kafka.length), String(pause.outside.kafka.length), false);
     fillRow("history", String(inside.history.length), String(pause.outside.history.length), false);
+    fillRow("inbox", ids((inside.inbox || []).map(function (id) { return { id: id }; }), "id"),
+      ids((pause.outside.inbox || []).map(function (id) { return { id: id }; }), "id"), false);
 
     set(p.querySelector('[data-pg="pid"]'), String(pause.backend.pid));
     set(p.querySelector('[data-pg="state"]'), pause.backend.state);
@@ -200,6 +219,12 @@
     tr.setAttribute("data-differs", differs ? "true" : "false");
   }
 
+  function marked(snapshot) {
+    return snapshot.outbox.filter(function (r) {
+      return r.published_at !== null;
+    }).length;
+  }
+
   function statusOf(snapshot) {
     var t = snapshot.tickets.filter(function (t) {
       return t.id === panel().getAttribute("data-ticket");
@@ -221,15 +246,19 @@
     if (!w) return word("waiter_none");
     var who = word("backend_pid") + " " + w.pid + ": ";
     if (w.state === "waiting") return who + word("waiting") + " {" + w.blocked_by.join(", ") + "}";
-    if (w.state === "done") return who + word("waiter_done") + " " + w.rows;
+    if (w.state === "done") return who + word(w.skip_locked === undefined ? "waiter_done" : "publisher_done") + " " + w.rows;
     return who + word("waiter_failed") + " " + (w.sqlstate || "?");
   }
 
-  function markStrip(at) {
-    document.querySelectorAll(".strip [data-held]").forEach(function (el) {
+  // The held pause on its strip: the ticket function's timeline, or the after-COMMIT strip.
+  function markStrip(scenario, at) {
+    document.querySelectorAll(".strip [data-held], .after-strip [data-held]").forEach(function (el) {
       el.removeAttribute("data-held");
     });
-    var mark = document.querySelector('.strip label.mark[data-mark="' + at + '"]');
+    var node = { publisher: "publisher", consumer: "consumer" }[scenario];
+    var mark = node
+      ? document.querySelector('.after-strip [data-node="' + node + '"] .after-mark[data-mark="' + at + '"]')
+      : document.querySelector('.strip label.mark[data-mark="' + at + '"]');
     if (mark) mark.setAttribute("data-held", "true");
   }
 })();

@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use leptos_i18n::td_string;
-use outbox_lab::catalog::{ConsumerCrash, OutcomeId, PublisherCrash, PublisherRow};
+use outbox_lab::catalog::{ConsumerCrash, OutcomeId, PublisherCrash, PublisherRow, Scenario};
 use outbox_lab::outcome::{AfterCommitRun, Report};
 
 use crate::api::{Consume, PublishRace, Restart};
@@ -216,6 +216,7 @@ fn forms(l: Locale, origin: &ActionOrigin) -> impl IntoView + use<> {
                 <button type="submit" data-busy-label=busy>
                     {td_string!(l, after.restart_button)}
                 </button>
+                {crate::components::stepper::start_after_commit(l, Scenario::Publisher)}
             </form>
             <form method="post" action=origin.action_url(PublishRace::url()) class="after-form" data-form="publish_race">
                 <fieldset>
@@ -240,6 +241,7 @@ fn forms(l: Locale, origin: &ActionOrigin) -> impl IntoView + use<> {
                 <button type="submit" data-busy-label=busy>
                     {td_string!(l, after.consume_button)}
                 </button>
+                {crate::components::stepper::start_after_commit(l, Scenario::Consumer)}
             </form>
         </div>
     }

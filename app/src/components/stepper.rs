@@ -8,7 +8,7 @@
 
 use leptos::prelude::*;
 use leptos_i18n::td_string;
-use outbox_lab::catalog::{CommitFate, CrashPoint, Step};
+use outbox_lab::catalog::{CommitFate, ConsumerCrash, CrashPoint, PublisherCrash, Scenario, Step};
 
 use crate::i18n::*;
 use crate::texts;
@@ -32,6 +32,7 @@ pub fn StepperPanel() -> impl IntoView {
         ("lock_waiting", td_string!(l, stepper.lock_waiting)),
         ("backend_pid", td_string!(l, stepper.backend_pid)),
         ("waiter_done", td_string!(l, stepper.waiter_done)),
+        ("publisher_done", td_string!(l, stepper.publisher_done)),
         ("waiter_failed", td_string!(l, stepper.waiter_failed)),
         ("model_ok", td_string!(l, stepper.model_ok)),
         ("model_differs", td_string!(l, stepper.model_differs)),
@@ -43,10 +44,36 @@ pub fn StepperPanel() -> impl IntoView {
         .into_iter()
         .map(|(key, text)| view! { <span data-t=key>{text}</span> })
         .collect_view();
-    let at_labels = CrashPoint::ALL
-        .iter()
-        .map(|&c| view! { <span data-at=c.id()>{texts::crash_label(l, c)}</span> })
-        .collect_view();
+    // A pause is named by its scenario and its crash point ("none" is in all three).
+    let label = |scenario: Scenario, id: &'static str, text: &'static str| {
+        view! { <span data-scenario=scenario.id() data-at=id>{text}</span> }
+    };
+    let at_labels = (
+        CrashPoint::ALL
+            .iter()
+            .map(|&c| label(Scenario::Ticket, c.id(), texts::crash_label(l, c)))
+            .collect_view(),
+        PublisherCrash::ALL
+            .iter()
+            .map(|&c| {
+                label(
+                    Scenario::Publisher,
+                    c.id(),
+                    texts::publisher_crash_text(l, c).1,
+                )
+            })
+            .collect_view(),
+        ConsumerCrash::ALL
+            .iter()
+            .map(|&c| {
+                label(
+                    Scenario::Consumer,
+                    c.id(),
+                    texts::consumer_crash_text(l, c).1,
+                )
+            })
+            .collect_view(),
+    );
     let step_labels = Step::ALL
         .iter()
         .map(|&s| view! { <span data-step=s.id()>{crate::components::strip::step_name(l, s)}</span> })
@@ -59,7 +86,9 @@ pub fn StepperPanel() -> impl IntoView {
         ("status", td_string!(l, stepper.status)),
         ("outbox", td_string!(l, stepper.outbox)),
         ("kafka", td_string!(l, stepper.kafka)),
+        ("marked", td_string!(l, stepper.marked)),
         ("history", td_string!(l, stepper.history)),
+        ("inbox", td_string!(l, stepper.inbox)),
     ]
     .into_iter()
     .map(|(row, label)| {
@@ -93,8 +122,14 @@ pub fn StepperPanel() -> impl IntoView {
                 <button type="button" data-cmd="crash">
                     {td_string!(l, stepper.crash)}
                 </button>
-                <button type="button" data-cmd="other_writer">
+                <button type="button" data-cmd="other_writer" data-only="ticket">
                     {td_string!(l, stepper.other_writer)}
+                </button>
+                <button type="button" data-cmd="other_publisher" data-skip-locked="true" data-only="publisher" hidden>
+                    {td_string!(l, stepper.other_publisher_skip)}
+                </button>
+                <button type="button" data-cmd="other_publisher" data-skip-locked="false" data-only="publisher" hidden>
+                    {td_string!(l, stepper.other_publisher_wait)}
                 </button>
                 <span class="step-lost" data-step-lost hidden>
                     <button type="button" data-cmd="commit_reply_lost">
@@ -162,5 +197,35 @@ pub fn start_button(l: Locale) -> impl IntoView {
             {td_string!(l, stepper.start_hint)}
         </span>
         <p class="step-nojs action-hint">{td_string!(l, stepper.nojs)}</p>
+    }
+}
+
+/// The button that steps the publisher or the consumer, inside its after-COMMIT form (so it
+/// reads the form's fields, e.g. `inbox`).
+pub fn start_after_commit(l: Locale, scenario: Scenario) -> impl IntoView {
+    let (label, hint) = match scenario {
+        Scenario::Publisher => (
+            td_string!(l, stepper.start_publisher),
+            td_string!(l, stepper.start_publisher_hint),
+        ),
+        Scenario::Consumer | Scenario::Ticket => (
+            td_string!(l, stepper.start_consumer),
+            td_string!(l, stepper.start_consumer_hint),
+        ),
+    };
+    let hint_id = format!("step-start-hint-{}", scenario.id());
+    view! {
+        <button
+            type="button"
+            class="step-start"
+            data-step-start
+            data-scenario=scenario.id()
+            aria-describedby=hint_id.clone()
+        >
+            {label}
+        </button>
+        <span class="visually-hidden" id=hint_id>
+            {hint}
+        </span>
     }
 }
