@@ -101,18 +101,13 @@ pub fn publish_until(before: &Snapshot, crash: PublisherCrash, row: usize) -> Pu
     let (outcome, sent) = if rows.is_empty() {
         (OutcomeId::NothingToPublish, Vec::new())
     } else {
-        match crash {
-            PublisherCrash::BeforeSend => (OutcomeId::PublisherCrashedBeforeSend, Vec::new()),
-            PublisherCrash::AfterSend => (
-                OutcomeId::PublisherCrashedAfterSend,
-                send_and_mark(&mut state, &rows[..=row], false),
-            ),
-            PublisherCrash::AfterMark => (
-                OutcomeId::PublisherCrashedAfterMark,
-                send_and_mark(&mut state, &rows[..=row], false),
-            ),
-            PublisherCrash::None => (OutcomeId::Published, send_and_mark(&mut state, &rows, true)),
-        }
+        // Every send committed on its own in the broker; a mark only with the COMMIT.
+        let sent = match crash {
+            PublisherCrash::BeforeSend => Vec::new(),
+            PublisherCrash::None => send_and_mark(&mut state, &rows, true),
+            _ => send_and_mark(&mut state, &rows[..=row], false),
+        };
+        (crash.outcome(), sent)
     };
     Publication {
         outcome,
@@ -254,10 +249,8 @@ pub fn consume_until(
     }
     let outcome = if records == 0 {
         OutcomeId::NothingToConsume
-    } else if died && crash == ConsumerCrash::BeforeCommit {
-        OutcomeId::ConsumerCrashedBeforeCommit
-    } else if died {
-        OutcomeId::ConsumerCrashedAfterApply
+    } else if let Some(died) = crash.outcome().filter(|_| died) {
+        died
     } else if doubled {
         OutcomeId::DuplicateApplied
     } else if !skipped.is_empty() {

@@ -490,6 +490,30 @@ impl OutcomeId {
     }
 }
 
+impl PublisherCrash {
+    /// What a publisher run that found rows amounts to when it dies here.
+    pub const fn outcome(self) -> OutcomeId {
+        match self {
+            PublisherCrash::None => OutcomeId::Published,
+            PublisherCrash::BeforeSend => OutcomeId::PublisherCrashedBeforeSend,
+            PublisherCrash::AfterSend => OutcomeId::PublisherCrashedAfterSend,
+            PublisherCrash::AfterMark => OutcomeId::PublisherCrashedAfterMark,
+        }
+    }
+}
+
+impl ConsumerCrash {
+    /// What a consumer run that read records amounts to when it dies here (`None`: whatever
+    /// it applied or skipped says).
+    pub const fn outcome(self) -> Option<OutcomeId> {
+        match self {
+            ConsumerCrash::None => None,
+            ConsumerCrash::BeforeCommit => Some(OutcomeId::ConsumerCrashedBeforeCommit),
+            ConsumerCrash::AfterApply => Some(OutcomeId::ConsumerCrashedAfterApply),
+        }
+    }
+}
+
 impl Mode {
     /// The crash points this mode's code has.
     pub fn crash_points(self) -> &'static [CrashPoint] {

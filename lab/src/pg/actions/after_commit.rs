@@ -200,10 +200,7 @@ pub(crate) fn publisher_outcome(ran: &publisher::Ran) -> OutcomeId {
     match ran.died {
         _ if !ran.found => OutcomeId::NothingToPublish,
         None => OutcomeId::Published,
-        Some((PublisherCrash::BeforeSend, _)) => OutcomeId::PublisherCrashedBeforeSend,
-        Some((PublisherCrash::AfterSend, _)) => OutcomeId::PublisherCrashedAfterSend,
-        Some((PublisherCrash::AfterMark, _)) => OutcomeId::PublisherCrashedAfterMark,
-        Some((PublisherCrash::None, _)) => OutcomeId::Published,
+        Some((point, _)) => point.outcome(),
     }
 }
 
@@ -221,10 +218,9 @@ pub(crate) fn consumed_outcome(
         doubled |= seen.contains(&id.as_str());
         seen.push(id);
     }
-    match consumed.died {
+    match consumed.died.and_then(|(point, _)| point.outcome()) {
         _ if polled.records == 0 => OutcomeId::NothingToConsume,
-        Some((ConsumerCrash::BeforeCommit, _)) => OutcomeId::ConsumerCrashedBeforeCommit,
-        Some(_) => OutcomeId::ConsumerCrashedAfterApply,
+        Some(died) => died,
         None if doubled && !inbox => OutcomeId::DuplicateApplied,
         None if !polled.skipped.is_empty() => OutcomeId::DuplicateSkipped,
         None => OutcomeId::Consumed,
