@@ -117,6 +117,7 @@ fn prediction_of(
         outbox: outbox.as_deref(),
         kafka: kafka.as_deref(),
         client: client.as_deref(),
+        ..Default::default()
     })
     .map_err(ApiError::from_input)
 }
@@ -213,12 +214,25 @@ pub async fn race(mistakes: Option<String>) -> Result<Report, ApiError> {
 /// `crash`: one of [`outbox_lab::catalog::PublisherCrash`] — `none`, `before_send` (dies holding
 /// the rows' locks), `after_send` (dies after the broker took the first event, before its mark)
 /// or `after_mark` (dies after the mark, before COMMIT).
+/// `predict_sends` (`none`, `one`, `more`) and `predict_mark` (`null`, `set`): the learner's
+/// prediction, judged from the tables afterwards.
 #[server(prefix = "/api", endpoint = "restart")]
-pub async fn restart(crash: Option<String>) -> Result<Report, ApiError> {
+pub async fn restart(
+    crash: Option<String>,
+    predict_sends: Option<String>,
+    predict_mark: Option<String>,
+) -> Result<Report, ApiError> {
     let crash =
         outbox_lab::input::publisher_crash(crash.as_deref()).map_err(ApiError::from_input)?;
+    let prediction =
+        outbox_lab::prediction::Prediction::parse(outbox_lab::prediction::PredictionFields {
+            sends: predict_sends.as_deref(),
+            mark: predict_mark.as_deref(),
+            ..Default::default()
+        })
+        .map_err(ApiError::from_input)?;
     crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
-        lab.restart(&sandbox, crash).await
+        lab.restart(&sandbox, crash, &prediction).await
     })
     .await
 }
@@ -237,15 +251,26 @@ pub async fn publish_race(skip_locked: Option<String>) -> Result<Report, ApiErro
 
 /// After COMMIT (a preview of lesson 8.4): the History consumer reads the topic from its
 /// committed offset. `inbox`: `on` (default) or `off`; `crash`: one of
-/// [`outbox_lab::catalog::ConsumerCrash`] — `none`, `before_commit` or `after_apply`.
+/// [`outbox_lab::catalog::ConsumerCrash`] — `none`, `before_commit` or `after_apply`;
+/// `predict_history` (`none`, `once`, `twice`): the learner's prediction.
 #[server(prefix = "/api", endpoint = "consume")]
-pub async fn consume(inbox: Option<String>, crash: Option<String>) -> Result<Report, ApiError> {
+pub async fn consume(
+    inbox: Option<String>,
+    crash: Option<String>,
+    predict_history: Option<String>,
+) -> Result<Report, ApiError> {
     let inbox =
         outbox_lab::input::switch("inbox", inbox.as_deref(), true).map_err(ApiError::from_input)?;
     let crash =
         outbox_lab::input::consumer_crash(crash.as_deref()).map_err(ApiError::from_input)?;
+    let prediction =
+        outbox_lab::prediction::Prediction::parse(outbox_lab::prediction::PredictionFields {
+            history: predict_history.as_deref(),
+            ..Default::default()
+        })
+        .map_err(ApiError::from_input)?;
     crate::backend::session::in_learner_sandbox(|lab, sandbox| async move {
-        lab.consume(&sandbox, inbox, crash).await
+        lab.consume(&sandbox, inbox, crash, &prediction).await
     })
     .await
 }

@@ -48,11 +48,25 @@
     }
   });
 
-  // What "begin" sends: the ticket function reads the attempt form's fields; the publisher
-  // reads none; the consumer reads its inbox switch.
+  // What "begin" sends: each scenario reads its own form's fields (the consumer its inbox
+  // switch), and its predictions.
   function beginCommand(scenario, fields) {
-    if (scenario === "publisher") return { cmd: "begin", scenario: scenario };
-    if (scenario === "consumer") return { cmd: "begin", scenario: scenario, inbox: fields.get("inbox") || undefined };
+    if (scenario === "publisher") {
+      return {
+        cmd: "begin",
+        scenario: scenario,
+        predict_sends: fields.get("predict_sends") || undefined,
+        predict_mark: fields.get("predict_mark") || undefined,
+      };
+    }
+    if (scenario === "consumer") {
+      return {
+        cmd: "begin",
+        scenario: scenario,
+        inbox: fields.get("inbox") || undefined,
+        predict_history: fields.get("predict_history") || undefined,
+      };
+    }
     return {
       cmd: "begin",
       mode: fields.get("mode") || undefined,

@@ -133,7 +133,17 @@ for (const lang of LANGS) {
       const schema = await sandboxOf(page);
 
       // The publisher marks the row, then dies before COMMIT: PostgreSQL takes the mark back.
+      // The learner predicts one send and a mark that sticks.
+      await openAfterCommit(page);
+      const restart = page.locator('form[data-form="restart"]');
+      await restart.locator("details.after-predict summary").click();
+      await restart.locator('input[name="predict_sends"][value="one"]').check();
+      await restart.locator('input[name="predict_mark"][value="set"]').check();
       await run(page, lang, "restart", { crash: "after_mark" }, "publisher_crashed_after_mark");
+      const judged = page.locator(".after-result .judgement");
+      await expect(judged.locator('li[data-item="sends"]')).toHaveAttribute("data-right", "true");
+      await expect(judged.locator('li[data-item="mark"]')).toHaveAttribute("data-right", "false");
+      await expect(judged.locator('li[data-item="mark"] .why')).toHaveText(text(lang, "prediction.why.mark_needs_commit"));
       await expect(page.locator('.after-mark[data-mark="after_mark"]')).toHaveAttribute("data-lit", "true");
       await expect(page.locator('.publisher-failures tr[data-row="crash_after_send"]')).toHaveAttribute("aria-current", "true");
       let db = await afterCommitState(schema);

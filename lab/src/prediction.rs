@@ -22,10 +22,23 @@ catalogue_enum! {
         Kafka = "kafka",
         /// What the service's caller was told.
         Client = "client",
+        /// After COMMIT: how many events this run put into Kafka.
+        Sends = "sends",
+        /// After COMMIT: what `published_at` of the outbox rows says afterwards.
+        Mark = "mark",
+        /// After COMMIT: how often History holds the lesson's event afterwards.
+        History = "history",
     }
 }
 
 impl Item {
+    /// What a learner predicts for the ticket function.
+    pub const TICKET: &'static [Item] = &[Item::Ticket, Item::Outbox, Item::Kafka, Item::Client];
+    /// ...for the publisher after a restart.
+    pub const PUBLISHER: &'static [Item] = &[Item::Sends, Item::Mark];
+    /// ...for the History consumer.
+    pub const CONSUMER: &'static [Item] = &[Item::History];
+
     /// The form field that carries this item.
     pub const fn field(self) -> &'static str {
         match self {
@@ -33,6 +46,9 @@ impl Item {
             Item::Outbox => "predict_outbox",
             Item::Kafka => "predict_kafka",
             Item::Client => "predict_client",
+            Item::Sends => "predict_sends",
+            Item::Mark => "predict_mark",
+            Item::History => "predict_history",
         }
     }
 
@@ -43,6 +59,9 @@ impl Item {
             Item::Outbox => &["none", "row"],
             Item::Kafka => &["none", "event"],
             Item::Client => &["ok", "error", "unknown"],
+            Item::Sends => &["none", "one", "more"],
+            Item::Mark => &["null", "set"],
+            Item::History => &["none", "once", "twice"],
         }
     }
 }
@@ -61,6 +80,9 @@ pub struct PredictionFields<'a> {
     pub outbox: Option<&'a str>,
     pub kafka: Option<&'a str>,
     pub client: Option<&'a str>,
+    pub sends: Option<&'a str>,
+    pub mark: Option<&'a str>,
+    pub history: Option<&'a str>,
 }
 
 impl Prediction {
@@ -74,6 +96,9 @@ impl Prediction {
             (Item::Outbox, fields.outbox),
             (Item::Kafka, fields.kafka),
             (Item::Client, fields.client),
+            (Item::Sends, fields.sends),
+            (Item::Mark, fields.mark),
+            (Item::History, fields.history),
         ];
         let mut guesses = Vec::new();
         for (item, value) in raw {
@@ -165,6 +190,9 @@ struct Seen {
     outbox: Option<&'static str>,
     kafka: Option<&'static str>,
     client: Option<&'static str>,
+    sends: Option<&'static str>,
+    mark: Option<&'static str>,
+    history: &'static str,
 }
 
 impl Seen {
@@ -193,11 +221,44 @@ impl Seen {
                 .any(|r| !before.kafka.iter().any(|b| b.offset == r.offset));
             if new { "event" } else { "none" }
         });
+        let sends = report.before.as_ref().map(|before| {
+            let new = after
+                .kafka
+                .iter()
+                .filter(|r| !before.kafka.iter().any(|b| b.offset == r.offset))
+                .count();
+            match new {
+                0 => "none",
+                1 => "one",
+                _ => "more",
+            }
+        });
+        // The lesson's row: marked only once the publisher's COMMIT made the mark durable.
+        let mark = after.outbox_row(names::EVENT_ID).map(|r| {
+            if r.published_at.is_some() {
+                "set"
+            } else {
+                "null"
+            }
+        });
+        let history = match after
+            .history
+            .iter()
+            .filter(|h| h.event_id == names::EVENT_ID)
+            .count()
+        {
+            0 => "none",
+            1 => "once",
+            _ => "twice",
+        };
         Seen {
             ticket,
             outbox,
             kafka,
             client: caller_was_told(report),
+            sends,
+            mark,
+            history,
         }
     }
 
@@ -207,6 +268,9 @@ impl Seen {
             Item::Outbox => self.outbox,
             Item::Kafka => self.kafka,
             Item::Client => self.client,
+            Item::Sends => self.sends,
+            Item::Mark => self.mark,
+            Item::History => Some(self.history),
         }
     }
 }
@@ -279,6 +343,13 @@ fn why(item: Item, actual: &str, outcome: Option<OutcomeId>) -> Option<&'static 
             _ => "commit_ok_answer",
         },
         (Item::Client, _) => "refusal_answers_error",
+        (Item::Sends, "none") => "died_before_send",
+        (Item::Sends, _) => "send_commits_in_broker",
+        (Item::Mark, "null") => "mark_needs_commit",
+        (Item::Mark, _) => "mark_committed",
+        (Item::History, "none") => "apply_needs_commit",
+        (Item::History, "once") => "inbox_applies_once",
+        (Item::History, _) => "applied_again_without_inbox",
     })
 }
 
@@ -306,6 +377,13 @@ pub const WHY_IDS: &[&str] = &[
     "do_nothing_reports_ok",
     "commit_ok_answer",
     "refusal_answers_error",
+    "died_before_send",
+    "send_commits_in_broker",
+    "mark_needs_commit",
+    "mark_committed",
+    "apply_needs_commit",
+    "inbox_applies_once",
+    "applied_again_without_inbox",
 ];
 
 #[cfg(test)]

@@ -39,6 +39,14 @@ pub enum Command {
         predict_kafka: Option<String>,
         #[serde(default)]
         predict_client: Option<String>,
+        /// The publisher's and the consumer's predictions, as `/api/restart` and
+        /// `/api/consume` take them.
+        #[serde(default)]
+        predict_sends: Option<String>,
+        #[serde(default)]
+        predict_mark: Option<String>,
+        #[serde(default)]
+        predict_history: Option<String>,
     },
     /// The next statement runs.
     Next,

@@ -10,6 +10,7 @@ use outbox_lab::catalog::{ConsumerCrash, CrashPoint, Mode, OutcomeId, PublisherC
 use outbox_lab::input::{AttemptSpec, EventId, Mistakes, Payload};
 use outbox_lab::outcome::{Actor, AfterCommitRun, Report, Sent};
 use outbox_lab::pg::{Lab, SchemaName};
+use outbox_lab::prediction::Prediction;
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
@@ -48,7 +49,9 @@ async fn after_a_commit_then_crash_the_restarted_publisher_sends_the_row_once_an
     let r = checked(
         &pool,
         &sb,
-        lab.restart(&sb, PublisherCrash::None).await.unwrap(),
+        lab.restart(&sb, PublisherCrash::None, &Prediction::none())
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(r.outcome, Some(OutcomeId::Published));
@@ -76,7 +79,10 @@ async fn after_a_commit_then_crash_the_restarted_publisher_sends_the_row_once_an
     assert!(sql[1].contains("FOR UPDATE SKIP LOCKED"), "{sql:?}");
     assert!(sql[2].starts_with("UPDATE outbox SET published_at = now()"));
     assert_eq!(sql.last(), Some(&"COMMIT"));
-    let again = lab.restart(&sb, PublisherCrash::None).await.unwrap();
+    let again = lab
+        .restart(&sb, PublisherCrash::None, &Prediction::none())
+        .await
+        .unwrap();
     assert_eq!(again.outcome, Some(OutcomeId::NothingToPublish));
     assert_eq!(again.snapshot.kafka.len(), 1);
 }
@@ -92,7 +98,9 @@ async fn a_publisher_dying_after_the_send_leaves_the_row_unmarked_and_the_next_r
     let r = checked(
         &pool,
         &sb,
-        lab.restart(&sb, PublisherCrash::AfterSend).await.unwrap(),
+        lab.restart(&sb, PublisherCrash::AfterSend, &Prediction::none())
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(r.outcome, Some(OutcomeId::PublisherCrashedAfterSend));
@@ -120,7 +128,9 @@ async fn a_publisher_dying_after_the_send_leaves_the_row_unmarked_and_the_next_r
     let r = checked(
         &pool,
         &sb,
-        lab.restart(&sb, PublisherCrash::None).await.unwrap(),
+        lab.restart(&sb, PublisherCrash::None, &Prediction::none())
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(r.outcome, Some(OutcomeId::Published));
@@ -145,7 +155,9 @@ async fn a_publisher_dying_before_the_send_loses_nothing_and_its_locks_die_with_
     let r = checked(
         &pool,
         &sb,
-        lab.restart(&sb, PublisherCrash::BeforeSend).await.unwrap(),
+        lab.restart(&sb, PublisherCrash::BeforeSend, &Prediction::none())
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(r.outcome, Some(OutcomeId::PublisherCrashedBeforeSend));
@@ -161,7 +173,10 @@ async fn a_publisher_dying_before_the_send_loses_nothing_and_its_locks_die_with_
     .unwrap();
     assert_eq!(locked, [names::EVENT_ID]);
     tx.rollback().await.unwrap();
-    let r = lab.restart(&sb, PublisherCrash::None).await.unwrap();
+    let r = lab
+        .restart(&sb, PublisherCrash::None, &Prediction::none())
+        .await
+        .unwrap();
     assert_eq!(r.snapshot.kafka.len(), 1, "sent once, by the next run");
 }
 
@@ -175,12 +190,18 @@ async fn the_inbox_applies_a_duplicate_once_and_without_it_history_gets_it_twice
     for inbox in [true, false] {
         let (_, sb) = lab.claim_sandbox().await.unwrap();
         committed(&lab, &sb, CrashPoint::None).await;
-        lab.restart(&sb, PublisherCrash::AfterSend).await.unwrap();
-        lab.restart(&sb, PublisherCrash::None).await.unwrap();
+        lab.restart(&sb, PublisherCrash::AfterSend, &Prediction::none())
+            .await
+            .unwrap();
+        lab.restart(&sb, PublisherCrash::None, &Prediction::none())
+            .await
+            .unwrap();
         let r = checked(
             &pool,
             &sb,
-            lab.consume(&sb, inbox, ConsumerCrash::None).await.unwrap(),
+            lab.consume(&sb, inbox, ConsumerCrash::None, &Prediction::none())
+                .await
+                .unwrap(),
         )
         .await;
         let applied: Vec<&str> = r
@@ -216,11 +237,13 @@ async fn a_consumer_dying_before_its_offset_gets_the_event_again(
     for inbox in [true, false] {
         let (_, sb) = lab.claim_sandbox().await.unwrap();
         committed(&lab, &sb, CrashPoint::None).await;
-        lab.restart(&sb, PublisherCrash::None).await.unwrap();
+        lab.restart(&sb, PublisherCrash::None, &Prediction::none())
+            .await
+            .unwrap();
         let r = checked(
             &pool,
             &sb,
-            lab.consume(&sb, inbox, ConsumerCrash::AfterApply)
+            lab.consume(&sb, inbox, ConsumerCrash::AfterApply, &Prediction::none())
                 .await
                 .unwrap(),
         )
@@ -239,7 +262,9 @@ async fn a_consumer_dying_before_its_offset_gets_the_event_again(
         let r = checked(
             &pool,
             &sb,
-            lab.consume(&sb, inbox, ConsumerCrash::None).await.unwrap(),
+            lab.consume(&sb, inbox, ConsumerCrash::None, &Prediction::none())
+                .await
+                .unwrap(),
         )
         .await;
         let (outcome, lines) = if inbox {
@@ -353,7 +378,9 @@ async fn after_trace_a_dies_after_commit_a_restart_finds_nothing_to_publish(
     let r = checked(
         &pool,
         &sb,
-        lab.restart(&sb, PublisherCrash::None).await.unwrap(),
+        lab.restart(&sb, PublisherCrash::None, &Prediction::none())
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(r.outcome, Some(OutcomeId::NothingToPublish));

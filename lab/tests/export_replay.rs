@@ -12,6 +12,7 @@ use outbox_lab::catalog::{
 use outbox_lab::export::{Exported, Session, export};
 use outbox_lab::input::{AttemptSpec, Mistakes};
 use outbox_lab::outcome::Report;
+use outbox_lab::prediction::Prediction;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 /// Exports `report`, replays it, and holds the replay's tables against the report's.
@@ -217,16 +218,25 @@ async fn the_publisher_the_publish_race_and_the_consumer_replay(
 
     let (lab, sb) = lab_with_sandbox(opts.clone()).await;
     lab.attempt(&sb, &attempt(CrashPoint::None)).await.unwrap();
-    let died = lab.restart(&sb, PublisherCrash::AfterSend).await.unwrap();
+    let died = lab
+        .restart(&sb, PublisherCrash::AfterSend, &Prediction::none())
+        .await
+        .unwrap();
     replays(&opts, &died).await;
-    let restarted = lab.restart(&sb, PublisherCrash::None).await.unwrap();
+    let restarted = lab
+        .restart(&sb, PublisherCrash::None, &Prediction::none())
+        .await
+        .unwrap();
     replays(&opts, &restarted).await;
     for (inbox, crash) in [
         (false, ConsumerCrash::AfterApply),
         (false, ConsumerCrash::None),
         (true, ConsumerCrash::None),
     ] {
-        let consumed = lab.consume(&sb, inbox, crash).await.unwrap();
+        let consumed = lab
+            .consume(&sb, inbox, crash, &Prediction::none())
+            .await
+            .unwrap();
         replays(&opts, &consumed).await;
     }
 }

@@ -17,6 +17,7 @@ use outbox_lab::input::{AttemptSpec, EventId, Mistakes, Payload};
 use outbox_lab::model;
 use outbox_lab::outcome::{Actor, Answer, Expected, Report, Snapshot};
 use outbox_lab::pg::{Lab, LabConfig, LabError, SchemaName};
+use outbox_lab::prediction::Prediction;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -236,7 +237,7 @@ async fn step(
             )
         }
         Action::Restart(crash) => (
-            lab.restart(sandbox, *crash).await,
+            lab.restart(sandbox, *crash, &Prediction::none()).await,
             Some(model::predict_restart(&m.state, *crash)),
         ),
         Action::PublishRace(skip) => (
@@ -244,7 +245,8 @@ async fn step(
             Some(model::predict_publish_race(&m.state, *skip)),
         ),
         Action::Consume(inbox, crash) => (
-            lab.consume(sandbox, *inbox, *crash).await,
+            lab.consume(sandbox, *inbox, *crash, &Prediction::none())
+                .await,
             Some(model::predict_consume(&m.state, *inbox, *crash)),
         ),
         Action::Reconcile => match &m.pending {

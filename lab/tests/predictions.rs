@@ -211,6 +211,7 @@ fn predict(values: [&str; 4]) -> Prediction {
         outbox: Some(values[1]),
         kafka: Some(values[2]),
         client: Some(values[3]),
+        ..Default::default()
     })
     .expect("valid prediction")
 }

@@ -154,9 +154,16 @@ async fn history_twice_and_the_repeat_applied_once_split_on_the_inbox(
     for inbox in [false, true] {
         let (lab, sb) = lab_with_sandbox(opts.clone()).await;
         lab.attempt(&sb, &attempt(CrashPoint::None)).await.unwrap();
-        lab.restart(&sb, PublisherCrash::AfterSend).await.unwrap();
-        lab.restart(&sb, PublisherCrash::None).await.unwrap();
-        let r = lab.consume(&sb, inbox, ConsumerCrash::None).await.unwrap();
+        lab.restart(&sb, PublisherCrash::AfterSend, &Prediction::none())
+            .await
+            .unwrap();
+        lab.restart(&sb, PublisherCrash::None, &Prediction::none())
+            .await
+            .unwrap();
+        let r = lab
+            .consume(&sb, inbox, ConsumerCrash::None, &Prediction::none())
+            .await
+            .unwrap();
         let twice = state(&lab, &sb, "history_twice").await.reached;
         let once = state(&lab, &sb, "repeat_applied_once").await.reached;
         assert_eq!((twice, once), (!inbox, inbox), "inbox {inbox}");

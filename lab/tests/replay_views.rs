@@ -97,7 +97,10 @@ async fn the_after_commit_runs_rebuild(_pool: PgPoolOptions, opts: PgConnectOpti
     use outbox_lab::catalog::{ConsumerCrash, PublisherCrash};
     let (lab, sb) = lab_with_sandbox(opts).await;
     lab.attempt(&sb, &attempt(CrashPoint::None)).await.unwrap();
-    let crashed = lab.restart(&sb, PublisherCrash::AfterSend).await.unwrap();
+    let crashed = lab
+        .restart(&sb, PublisherCrash::AfterSend, &Prediction::none())
+        .await
+        .unwrap();
     let all = views(&crashed).expect("a publisher's crash rebuilds");
     let end = &all.last().expect("steps").outside;
     assert_eq!(end.kafka.len(), 1, "the broker's own commit stays");
@@ -107,10 +110,12 @@ async fn the_after_commit_runs_rebuild(_pool: PgPoolOptions, opts: PgConnectOpti
     );
     for report in [
         lab.publish_race(&sb, true).await.unwrap(),
-        lab.consume(&sb, false, ConsumerCrash::AfterApply)
+        lab.consume(&sb, false, ConsumerCrash::AfterApply, &Prediction::none())
             .await
             .unwrap(),
-        lab.consume(&sb, true, ConsumerCrash::None).await.unwrap(),
+        lab.consume(&sb, true, ConsumerCrash::None, &Prediction::none())
+            .await
+            .unwrap(),
     ] {
         assert!(views(&report).is_some(), "{:#?}", report.trace);
     }

@@ -239,6 +239,9 @@ impl Session {
             predict_outbox,
             predict_kafka,
             predict_client,
+            predict_sends,
+            predict_mark,
+            predict_history,
         } = command
         else {
             self.refuse(socket, "step_not_now").await;
@@ -273,23 +276,45 @@ impl Session {
                         event_id: event_id.as_deref(),
                         payload: payload.as_deref(),
                     };
+                    refuse_given(&[
+                        ("predict_sends", &predict_sends),
+                        ("predict_mark", &predict_mark),
+                        ("predict_history", &predict_history),
+                    ])?;
                     let prediction = Prediction::parse(PredictionFields {
                         ticket: predict_ticket.as_deref(),
                         outbox: predict_outbox.as_deref(),
                         kafka: predict_kafka.as_deref(),
                         client: predict_client.as_deref(),
+                        ..Default::default()
                     })?;
                     Ok(Begun::Ticket(AttemptSpec::from_fields(fields)?, prediction))
                 }
                 Scenario::Publisher => {
                     refuse_given(&ticket_fields)?;
-                    refuse_given(&[("inbox", &inbox)])?;
-                    Ok(Begun::AfterCommit(AfterCommitStep::Publisher))
+                    refuse_given(&[("inbox", &inbox), ("predict_history", &predict_history)])?;
+                    let prediction = Prediction::parse(PredictionFields {
+                        sends: predict_sends.as_deref(),
+                        mark: predict_mark.as_deref(),
+                        ..Default::default()
+                    })?;
+                    Ok(Begun::AfterCommit(AfterCommitStep::Publisher, prediction))
                 }
                 Scenario::Consumer => {
                     refuse_given(&ticket_fields)?;
+                    refuse_given(&[
+                        ("predict_sends", &predict_sends),
+                        ("predict_mark", &predict_mark),
+                    ])?;
                     let inbox = outbox_lab::input::switch("inbox", inbox.as_deref(), true)?;
-                    Ok(Begun::AfterCommit(AfterCommitStep::Consumer { inbox }))
+                    let prediction = Prediction::parse(PredictionFields {
+                        history: predict_history.as_deref(),
+                        ..Default::default()
+                    })?;
+                    Ok(Begun::AfterCommit(
+                        AfterCommitStep::Consumer { inbox },
+                        prediction,
+                    ))
                 }
             }
         });
@@ -340,8 +365,8 @@ impl Session {
                     lab.step(&sandbox, &spec, &prediction, &mut command_rx, &out_tx)
                         .await
                 }
-                Begun::AfterCommit(what) => {
-                    lab.step_after_commit(&sandbox, what, &mut command_rx, &out_tx)
+                Begun::AfterCommit(what, prediction) => {
+                    lab.step_after_commit(&sandbox, what, &prediction, &mut command_rx, &out_tx)
                         .await
                 }
             };
@@ -458,7 +483,7 @@ impl Session {
 /// What a `begin` starts: the ticket function with its prediction, or a run after COMMIT.
 enum Begun {
     Ticket(AttemptSpec, Prediction),
-    AfterCommit(AfterCommitStep),
+    AfterCommit(AfterCommitStep, Prediction),
 }
 
 /// Why a run may not start: the socket may stay open, or must close.

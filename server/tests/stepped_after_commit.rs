@@ -417,3 +417,99 @@ async fn a_scenario_refuses_what_it_does_not_take(_pool: PgPoolOptions, opts: Pg
     s.send(json!({"cmd": "other_publisher"})).await;
     assert_eq!(s.error().await["code"], "step_not_now");
 }
+
+/// The judged items of a report, as (item, predicted, actual, right).
+fn judged(report: &Value) -> Vec<(String, String, String, bool)> {
+    report["prediction"]["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a judged prediction: {report}"))
+        .iter()
+        .map(|j| {
+            (
+                j["item"].as_str().unwrap().to_owned(),
+                j["predicted"].as_str().unwrap().to_owned(),
+                j["actual"].as_str().unwrap_or("?").to_owned(),
+                j["right"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn predictions_of_the_publisher_and_the_consumer_are_judged_from_the_tables(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let (addr, router) = serve(opts.clone(), config()).await;
+    let pg = pool(&opts).await;
+    let mut s = Socket::open(addr, None).await;
+    committed(&router, &s).await;
+
+    // Stepped: the learner expects the mark to stick; the publisher dies after it, before COMMIT.
+    let begin = json!({"cmd": "begin", "scenario": "publisher",
+        "predict_sends": "one", "predict_mark": "set"});
+    step_to(&mut s, begin, "after_mark").await;
+    s.send(json!({"cmd": "crash"})).await;
+    let report = s.report().await;
+    let sandbox = sandbox_of(&report);
+    // What the tables say, asked of PostgreSQL: one record sent, the row still unmarked.
+    assert_eq!(
+        ask(&pg, &sandbox, "SELECT count(*) FROM SB.kafka_log").await,
+        1
+    );
+    let marked = "SELECT count(*) FROM SB.outbox WHERE published_at IS NOT NULL";
+    assert_eq!(ask(&pg, &sandbox, marked).await, 0);
+    assert_eq!(
+        judged(&report),
+        [
+            ("sends".into(), "one".into(), "one".into(), true),
+            ("mark".into(), "set".into(), "null".into(), false),
+        ]
+    );
+    assert_eq!(report["prediction"]["items"][1]["why"], "mark_needs_commit");
+
+    // One-shot: the next restart sends it again and marks it.
+    let form = "crash=none&predict_sends=one&predict_mark=set";
+    let r = post(&router, "/api/restart", form, &[("cookie", &s.cookie)]).await;
+    assert_eq!(r.json["outcome"], "published", "{}", r.json);
+    assert!(
+        r.json["prediction"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|j| j["right"] == true)
+    );
+    assert_eq!(
+        ask(&pg, &sandbox, "SELECT count(*) FROM SB.kafka_log").await,
+        2
+    );
+
+    // The consumer without its inbox applies both deliveries: History holds the event twice.
+    let form = "inbox=off&predict_history=once";
+    let r = post(&router, "/api/consume", form, &[("cookie", &s.cookie)]).await;
+    let lines = "SELECT count(*) FROM SB.history WHERE event_id = 'event-ticket-900'";
+    assert_eq!(ask(&pg, &sandbox, lines).await, 2);
+    assert_eq!(
+        judged(&r.json),
+        [("history".into(), "once".into(), "twice".into(), false)]
+    );
+    assert_eq!(
+        r.json["prediction"]["items"][0]["why"],
+        "applied_again_without_inbox"
+    );
+
+    // A prediction the scenario does not have is refused before anything runs.
+    let r = post(
+        &router,
+        "/api/consume",
+        "predict_history=maybe",
+        &[("cookie", &s.cookie)],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.json);
+    assert_eq!(r.json["code"], "unknown_prediction");
+    assert_eq!(ask(&pg, &sandbox, lines).await, 2);
+    s.send(json!({"cmd": "begin", "scenario": "consumer", "predict_mark": "set"}))
+        .await;
+    assert_eq!(s.error().await["code"], "unknown_value");
+}

@@ -8,6 +8,7 @@ use leptos::server_fn::ServerFn;
 use leptos_i18n::td_string;
 use outbox_lab::catalog::{ConsumerCrash, OutcomeId, PublisherCrash, PublisherRow, Scenario};
 use outbox_lab::outcome::{AfterCommitRun, Report};
+use outbox_lab::prediction::Item;
 
 use crate::api::{Consume, PublishRace, Restart};
 use crate::i18n::*;
@@ -177,13 +178,30 @@ fn last_run(l: Locale, r: &Report) -> impl IntoView + use<> {
         }
     };
     let tone = texts::Tone::of(Some(outcome)).attr();
+    let judged = r
+        .prediction
+        .clone()
+        .map(|j| crate::components::prediction::judgement(l, j));
     Some(view! {
         <div class="after-result" data-outcome=outcome.id() data-tone=tone role="status">
             <h3>{td_string!(l, after.result_heading)} ": " {title}</h3>
             <p>{body}</p>
             <ul>{lines.into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}</ul>
+            {judged}
         </div>
     })
+}
+
+/// The prediction lines of a run after COMMIT, folded away until the learner opens them.
+fn predict(l: Locale, items: &'static [Item]) -> impl IntoView + use<> {
+    view! {
+        <details class="predict after-predict">
+            <summary>{td_string!(l, prediction.legend)}</summary>
+            <div class="predict-lines">
+                {crate::components::prediction::prediction_lines(l, items)}
+            </div>
+        </details>
+    }
 }
 
 /// One radio button of a form's choice.
@@ -213,6 +231,7 @@ fn forms(l: Locale, origin: &ActionOrigin) -> impl IntoView + use<> {
                         .map(|&c| radio("crash", c.id(), texts::publisher_crash_text(l, c).1, c == PublisherCrash::None))
                         .collect_view()}
                 </fieldset>
+                {predict(l, Item::PUBLISHER)}
                 <button type="submit" data-busy-label=busy>
                     {td_string!(l, after.restart_button)}
                 </button>
@@ -238,6 +257,7 @@ fn forms(l: Locale, origin: &ActionOrigin) -> impl IntoView + use<> {
                         .map(|&c| radio("crash", c.id(), texts::consumer_crash_text(l, c).1, c == ConsumerCrash::None))
                         .collect_view()}
                 </fieldset>
+                {predict(l, Item::CONSUMER)}
                 <button type="submit" data-busy-label=busy>
                     {td_string!(l, after.consume_button)}
                 </button>

@@ -56,10 +56,11 @@ pub fn Outcome(report: Signal<Report>, error: Signal<Option<ApiError>>) -> impl 
                 {move || report.read().race.clone().map(|r| race_summary(l, r))}
                 {move || report.read().stepped.clone().map(|s| stepped_summary(l, s))}
                 {move || {
-                    report
-                        .read()
-                        .prediction
+                    // A run after COMMIT shows its judgement beside its own result.
+                    let r = report.read();
+                    r.prediction
                         .clone()
+                        .filter(|_| r.after_commit.is_none())
                         .map(|j| crate::components::prediction::judgement(l, j))
                 }}
                 {verdict}

@@ -18,6 +18,9 @@ pub fn item_label(l: Locale, item: Item) -> &'static str {
         Item::Outbox => td_string!(l, prediction.item.outbox),
         Item::Kafka => td_string!(l, prediction.item.kafka),
         Item::Client => td_string!(l, prediction.item.client),
+        Item::Sends => td_string!(l, prediction.item.sends),
+        Item::Mark => td_string!(l, prediction.item.mark),
+        Item::History => td_string!(l, prediction.item.history),
     }
 }
 
@@ -32,6 +35,14 @@ pub fn value_label(l: Locale, item: Item, value: &str) -> &'static str {
         (Item::Client, "ok") => td_string!(l, prediction.value.client_ok),
         (Item::Client, "error") => td_string!(l, prediction.value.client_error),
         (Item::Client, _) => td_string!(l, prediction.value.client_unknown),
+        (Item::Sends, "none") => td_string!(l, prediction.value.sends_none),
+        (Item::Sends, "one") => td_string!(l, prediction.value.sends_one),
+        (Item::Sends, _) => td_string!(l, prediction.value.sends_more),
+        (Item::Mark, "null") => td_string!(l, prediction.value.mark_null),
+        (Item::Mark, _) => td_string!(l, prediction.value.mark_set),
+        (Item::History, "none") => td_string!(l, prediction.value.history_none),
+        (Item::History, "once") => td_string!(l, prediction.value.history_once),
+        (Item::History, _) => td_string!(l, prediction.value.history_twice),
     }
 }
 
@@ -59,6 +70,13 @@ pub fn why_text(l: Locale, id: &str) -> Option<&'static str> {
         "do_nothing_reports_ok" => td_string!(l, prediction.why.do_nothing_reports_ok),
         "commit_ok_answer" => td_string!(l, prediction.why.commit_ok_answer),
         "refusal_answers_error" => td_string!(l, prediction.why.refusal_answers_error),
+        "died_before_send" => td_string!(l, prediction.why.died_before_send),
+        "send_commits_in_broker" => td_string!(l, prediction.why.send_commits_in_broker),
+        "mark_needs_commit" => td_string!(l, prediction.why.mark_needs_commit),
+        "mark_committed" => td_string!(l, prediction.why.mark_committed),
+        "apply_needs_commit" => td_string!(l, prediction.why.apply_needs_commit),
+        "inbox_applies_once" => td_string!(l, prediction.why.inbox_applies_once),
+        "applied_again_without_inbox" => td_string!(l, prediction.why.applied_again_without_inbox),
         _ => return None,
     })
 }
@@ -66,7 +84,37 @@ pub fn why_text(l: Locale, id: &str) -> Option<&'static str> {
 /// The prediction's fields, posted with the attempt form. Every line starts on "no guess":
 /// a prediction is made fresh for each attempt.
 pub fn prediction_fields(l: Locale, predict_first: bool) -> impl IntoView {
-    let lines = Item::ALL
+    let lines = prediction_lines(l, Item::TICKET);
+    let (first, flip) = if predict_first {
+        (
+            td_string!(l, prediction.first_on),
+            td_string!(l, prediction.turn_off),
+        )
+    } else {
+        (
+            td_string!(l, prediction.first_off),
+            td_string!(l, prediction.turn_on),
+        )
+    };
+    view! {
+        <details class="predict" open=predict_first data-predict-first=predict_first.to_string()>
+            <summary>{td_string!(l, prediction.legend)}</summary>
+            <p class="action-hint">{td_string!(l, prediction.intro)}</p>
+            <div class="predict-lines">{lines}</div>
+            <p class="predict-first">
+                {first}
+                " "
+                // An <input>, not a <button>: it sits inside the attempt form's markup, where
+                // `#attempt-form button[type=submit]` must keep meaning "Resolve ticket-42".
+                <input type="submit" form=PREDICT_FIRST_FORM value=flip />
+            </p>
+        </details>
+    }
+}
+
+/// One radio line per item, each starting on "no guess".
+pub fn prediction_lines(l: Locale, items: &'static [Item]) -> impl IntoView + use<> {
+    items
         .iter()
         .map(|&item| {
             let name = item.field();
@@ -95,32 +143,7 @@ pub fn prediction_fields(l: Locale, predict_first: bool) -> impl IntoView {
                 </fieldset>
             }
         })
-        .collect_view();
-    let (first, flip) = if predict_first {
-        (
-            td_string!(l, prediction.first_on),
-            td_string!(l, prediction.turn_off),
-        )
-    } else {
-        (
-            td_string!(l, prediction.first_off),
-            td_string!(l, prediction.turn_on),
-        )
-    };
-    view! {
-        <details class="predict" open=predict_first data-predict-first=predict_first.to_string()>
-            <summary>{td_string!(l, prediction.legend)}</summary>
-            <p class="action-hint">{td_string!(l, prediction.intro)}</p>
-            <div class="predict-lines">{lines}</div>
-            <p class="predict-first">
-                {first}
-                " "
-                // An <input>, not a <button>: it sits inside the attempt form's markup, where
-                // `#attempt-form button[type=submit]` must keep meaning "Resolve ticket-42".
-                <input type="submit" form=PREDICT_FIRST_FORM value=flip />
-            </p>
-        </details>
-    }
+        .collect_view()
 }
 
 /// The judgement, item by item, with a mark that is a sign and a word (never colour alone).

@@ -5,6 +5,7 @@
 use crate::catalog::{ActionKind, ConsumerCrash, OutcomeId, PausePoint, PublisherCrash};
 use crate::model;
 use crate::outcome::{AfterCommitRun, Report, Snapshot};
+use crate::prediction::Prediction;
 
 use super::super::attempt::Planned;
 use super::super::budget::Needs;
@@ -22,9 +23,10 @@ impl Lab {
         &self,
         sandbox: &SchemaName,
         crash: PublisherCrash,
+        prediction: &Prediction,
     ) -> Result<Report, LabError> {
         self.locked(sandbox, Needs::ONE, [], |locked| {
-            self.restart_locked(locked, sandbox, crash)
+            self.restart_locked(locked, sandbox, crash, prediction)
         })
         .await
     }
@@ -34,6 +36,7 @@ impl Lab {
         locked: Locked,
         sandbox: &SchemaName,
         crash_at: PublisherCrash,
+        prediction: &Prediction,
     ) -> Result<Report, LabError> {
         let Locked { lock, before, .. } = locked;
         let expected = model::predict_restart(&before, crash_at);
@@ -58,6 +61,7 @@ impl Lab {
             outcome,
             expected,
             run,
+            prediction,
         )
         .await
     }
@@ -104,6 +108,7 @@ impl Lab {
             outcome,
             expected,
             run,
+            &Prediction::none(),
         )
         .await
     }
@@ -114,9 +119,10 @@ impl Lab {
         sandbox: &SchemaName,
         inbox: bool,
         crash: ConsumerCrash,
+        prediction: &Prediction,
     ) -> Result<Report, LabError> {
         self.locked(sandbox, Needs::ONE, [], |locked| {
-            self.consume_locked(locked, sandbox, inbox, crash)
+            self.consume_locked(locked, sandbox, inbox, crash, prediction)
         })
         .await
     }
@@ -127,6 +133,7 @@ impl Lab {
         sandbox: &SchemaName,
         inbox: bool,
         crash_at: ConsumerCrash,
+        prediction: &Prediction,
     ) -> Result<Report, LabError> {
         let Locked { lock, before, .. } = locked;
         let expected = model::predict_consume(&before, inbox, crash_at);
@@ -162,6 +169,7 @@ impl Lab {
             outcome,
             expected,
             run,
+            prediction,
         )
         .await
     }
@@ -177,6 +185,7 @@ impl Lab {
         outcome: OutcomeId,
         expected: crate::outcome::Expected,
         run: AfterCommitRun,
+        prediction: &Prediction,
     ) -> Result<Report, LabError> {
         self.finish(
             lock,
@@ -189,7 +198,10 @@ impl Lab {
             expected,
             // Reconciliation judges the tables an attempt left; these runs change them.
             Pending::Clear,
-            |r| r.after_commit = Some(run),
+            |r| {
+                r.after_commit = Some(run);
+                r.prediction = prediction.judge(r);
+            },
         )
         .await
     }

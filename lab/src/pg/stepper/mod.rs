@@ -214,6 +214,7 @@ impl Lab {
         &self,
         sandbox: &SchemaName,
         what: AfterCommitStep,
+        prediction: &crate::prediction::Prediction,
         commands: &mut mpsc::Receiver<Command>,
         out: &mpsc::Sender<Message>,
     ) -> Result<crate::outcome::Report, LabError> {
@@ -298,6 +299,7 @@ impl Lab {
             |report| {
                 report.after_commit = Some(after_commit);
                 report.stepped = Some(stepped);
+                report.prediction = prediction.judge(report);
             },
         )
         .await
