@@ -23,7 +23,7 @@ async function afterCommitState(schema: string) {
 
 async function openAfterCommit(page: Page) {
   const panel = page.locator("details#after-commit");
-  if ((await panel.getAttribute("open")) === null) await panel.locator("summary").click();
+  if ((await panel.getAttribute("open")) === null) await panel.locator(":scope > summary").click();
   await expect(panel).toHaveAttribute("open", "");
 }
 

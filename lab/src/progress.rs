@@ -4,13 +4,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{FailureRow, OutcomeId};
+use crate::catalog::{FailureRow, OutcomeId, PublisherRow, Scenario};
 
-/// What one outcome adds to the map: a failure-table row, or a wrong way.
+/// What one outcome adds to the map: a failure-table row, a wrong way, a row of the
+/// publisher's failure table, or one of the ways a consumer run ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Found {
     Row(FailureRow),
     WrongWay(OutcomeId),
+    Publisher(PublisherRow),
+    Consumer(OutcomeId),
 }
 
 impl Found {
@@ -19,6 +22,12 @@ impl Found {
     pub fn of(outcome: OutcomeId) -> Option<Found> {
         if let Some(row) = outcome.failure_row() {
             return Some(Found::Row(row));
+        }
+        if let Some(row) = outcome.publisher_row() {
+            return Some(Found::Publisher(row));
+        }
+        if CONSUMER_CASES.contains(&outcome) {
+            return Some(Found::Consumer(outcome));
         }
         WRONG_WAYS
             .contains(&outcome)
@@ -30,6 +39,47 @@ impl Found {
         match self {
             Found::Row(r) => ("row", r.id()),
             Found::WrongWay(o) => ("wrong", o.id()),
+            Found::Publisher(r) => ("publisher", r.id()),
+            Found::Consumer(o) => ("consumer", o.id()),
+        }
+    }
+}
+
+/// The ways a consumer run that read records can end: what the consumer's map counts.
+pub const CONSUMER_CASES: &[OutcomeId] = &[
+    OutcomeId::Consumed,
+    OutcomeId::DuplicateSkipped,
+    OutcomeId::DuplicateApplied,
+    OutcomeId::ConsumerCrashedBeforeCommit,
+    OutcomeId::ConsumerCrashedAfterApply,
+];
+
+/// One scenario after COMMIT on the learner's map: its cases, and which were produced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScenarioMap {
+    pub scenario: Scenario,
+    /// The ids of its cases (publisher rows, consumer outcomes), in catalogue order.
+    pub cases: Vec<String>,
+    /// Those of them this sandbox has produced.
+    pub explored: Vec<String>,
+}
+
+impl ScenarioMap {
+    fn of(
+        scenario: Scenario,
+        kind: &str,
+        cases: Vec<&'static str>,
+        found: &[(String, String, Option<bool>)],
+    ) -> Self {
+        let explored = cases
+            .iter()
+            .filter(|c| found.iter().any(|(k, id, _)| k == kind && id == *c))
+            .map(|c| (*c).to_owned())
+            .collect();
+        ScenarioMap {
+            scenario,
+            cases: cases.into_iter().map(str::to_owned).collect(),
+            explored,
         }
     }
 }
@@ -96,6 +146,9 @@ pub struct Progress {
     pub predict_first: Option<bool>,
     #[serde(default)]
     pub quests: QuestsDone,
+    /// The publisher's and the consumer's maps (the ticket function's is `rows`).
+    #[serde(default)]
+    pub after_commit: Vec<ScenarioMap>,
 }
 
 impl Progress {
@@ -139,6 +192,20 @@ impl Progress {
             },
             predict_first,
             quests: QuestsDone::default(),
+            after_commit: vec![
+                ScenarioMap::of(
+                    Scenario::Publisher,
+                    "publisher",
+                    PublisherRow::ALL.iter().map(|r| r.id()).collect(),
+                    found,
+                ),
+                ScenarioMap::of(
+                    Scenario::Consumer,
+                    "consumer",
+                    CONSUMER_CASES.iter().map(|o| o.id()).collect(),
+                    found,
+                ),
+            ],
         }
     }
 
@@ -159,8 +226,9 @@ mod tests {
             match o {
                 OutcomeId::CrashedAfterBegin
                 | OutcomeId::RaceOneWinner
-                | OutcomeId::RaceNoWinner => assert_eq!(found, None, "{o}"),
-                _ if o.after_commit() => assert_eq!(found, None, "{o}"),
+                | OutcomeId::RaceNoWinner
+                | OutcomeId::NothingToPublish
+                | OutcomeId::NothingToConsume => assert_eq!(found, None, "{o}"),
                 _ => assert!(found.is_some(), "{o} explores nothing"),
             }
         }
@@ -186,5 +254,28 @@ mod tests {
         assert_eq!(p.rows[0].predicted, Some(false));
         assert_eq!(p.wrong_ways.found, vec![OutcomeId::NaiveEventLost]);
         assert_eq!(Progress::empty().explored, 0);
+    }
+
+    #[test]
+    fn the_publisher_and_the_consumer_have_maps_of_their_own() {
+        let found = vec![
+            ("publisher".to_owned(), "crash_after_send".to_owned(), None),
+            ("consumer".to_owned(), "duplicate_applied".to_owned(), None),
+            ("row".to_owned(), "crash_after_send".to_owned(), None),
+        ];
+        let p = Progress::from_found(&found, Predictions::default(), None);
+        let [publisher, consumer] = &p.after_commit[..] else {
+            panic!("two maps: {:?}", p.after_commit);
+        };
+        assert_eq!(publisher.scenario, Scenario::Publisher);
+        assert_eq!((publisher.explored.len(), publisher.cases.len()), (1, 3));
+        assert_eq!(consumer.explored, ["duplicate_applied"]);
+        assert_eq!(consumer.cases.len(), CONSUMER_CASES.len());
+        // The ticket function's map counts only its own table.
+        assert_eq!(p.explored, 0);
+        assert_eq!(
+            Found::of(OutcomeId::PublisherCrashedAfterMark),
+            Some(Found::Publisher(PublisherRow::CrashAfterSend))
+        );
     }
 }

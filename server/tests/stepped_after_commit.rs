@@ -498,6 +498,19 @@ async fn predictions_of_the_publisher_and_the_consumer_are_judged_from_the_table
         "applied_again_without_inbox"
     );
 
+    // The learner's map counts each scenario's own cases, from what PostgreSQL kept.
+    let p = post(&router, "/api/progress", "", &[("cookie", &s.cookie)]).await;
+    let maps = &p.json["after_commit"];
+    assert_eq!(maps[0]["scenario"], "publisher", "{}", p.json);
+    // The stepped crash after the mark lit the "sent, not marked" row; the restart the last.
+    assert_eq!(
+        maps[0]["explored"],
+        json!(["crash_after_send", "crash_after_mark"])
+    );
+    assert_eq!(maps[1]["explored"], json!(["duplicate_applied"]));
+    // The ticket function's own map still counts only its table.
+    assert_eq!(p.json["explored"], 1);
+
     // A prediction the scenario does not have is refused before anything runs.
     let r = post(
         &router,

@@ -195,7 +195,7 @@ fn last_run(l: Locale, r: &Report) -> impl IntoView + use<> {
 /// The prediction lines of a run after COMMIT, folded away until the learner opens them.
 fn predict(l: Locale, items: &'static [Item]) -> impl IntoView + use<> {
     view! {
-        <details class="predict after-predict">
+        <details class="after-predict">
             <summary>{td_string!(l, prediction.legend)}</summary>
             <div class="predict-lines">
                 {crate::components::prediction::prediction_lines(l, items)}

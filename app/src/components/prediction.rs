@@ -6,6 +6,7 @@
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use leptos_i18n::td_string;
+use outbox_lab::catalog::Scenario;
 use outbox_lab::prediction::{Item, Judged, Judgement};
 use outbox_lab::progress::Progress;
 
@@ -246,11 +247,32 @@ pub fn progress_summary(l: Locale, p: &Progress) -> impl IntoView + use<> {
             <a href="/quests" rel="external" data-progress="quests">{line}</a>
         }
     });
+    // The publisher's and the consumer's maps, once the learner has run either.
+    let after_commit = p
+        .after_commit
+        .iter()
+        .filter(|m| !m.explored.is_empty())
+        .map(|m| {
+            let (n, total) = (m.explored.len(), m.cases.len());
+            let line = match m.scenario {
+                Scenario::Publisher => {
+                    td_string!(l, prediction.publisher_map, n = n, total = total)
+                }
+                _ => td_string!(l, prediction.consumer_map, n = n, total = total),
+            }
+            .to_string();
+            view! {
+                " · "
+                <span data-progress=m.scenario.id()>{line}</span>
+            }
+        })
+        .collect_view();
     view! {
         <p class="progress" data-explored=p.explored data-total=p.total>
             <span data-progress="rows">{explored}</span>
             " · "
             <span data-progress="wrong">{wrong}</span>
+            {after_commit}
             {predictions}
             {quests}
         </p>

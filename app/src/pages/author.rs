@@ -64,7 +64,12 @@ fn Counts(counts: AuthorCounts, token: String) -> impl IntoView {
             view! {
                 <tr data-kind=r.kind.clone() data-id=r.id.clone()>
                     <th scope="row"><code>{r.id.clone()}</code></th>
-                    <td>{if r.kind == "row" { td_string!(l, author.kind_row) } else { td_string!(l, author.kind_wrong) }}</td>
+                    <td>{match r.kind.as_str() {
+                        "row" => td_string!(l, author.kind_row),
+                        "publisher" => td_string!(l, after.step_publisher),
+                        "consumer" => td_string!(l, after.step_consumer),
+                        _ => td_string!(l, author.kind_wrong),
+                    }}</td>
                     <td>{r.explored}</td>
                     <td>{r.predicted}</td>
                     <td>{r.right}</td>

@@ -325,6 +325,13 @@ fn progress_message(
         .collect::<Vec<_>>()
         .join(";");
     let row = r.outcome.and_then(|o| o.failure_row()).map(|row| row.id());
+    // "scenario:explored:total" per scenario after COMMIT.
+    let after_commit = p
+        .after_commit
+        .iter()
+        .map(|m| format!("{}:{}:{}", m.scenario.id(), m.explored.len(), m.cases.len()))
+        .collect::<Vec<_>>()
+        .join(";");
     let predicted_right = r
         .prediction
         .as_ref()
@@ -346,6 +353,7 @@ fn progress_message(
             data-quests-reached=p.quests.reached
             data-quests-explained=p.quests.explained
             data-quests-total=p.quests.total
+            data-after-commit=after_commit
         ></div>
     }
 }
