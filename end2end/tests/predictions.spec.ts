@@ -105,6 +105,8 @@ test("the embed tells its course page the learner's progress after every action"
   await expect(first.locator("section.outcome")).toHaveAttribute("data-outcome", "committed_then_crashed");
   await expect(badge).toHaveAttribute("data-explored", "1");
   await expect(badge).toHaveAttribute("data-total", "6");
+  // The publisher's and the consumer's maps ride along, per scenario.
+  await expect(badge).toHaveAttribute("data-after-commit", "publisher:0/3 consumer:0/5");
   await expect(first.locator("html")).toHaveAttribute("data-hydrated", "true");
 
   // The embed predicts first by default: the form's prediction is open.
