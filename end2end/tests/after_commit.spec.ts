@@ -36,7 +36,7 @@ async function run(page: Page, lang: Lang, form: string, fields: Record<string, 
   }
   await f.locator("button[type=submit]").click();
   await expect(page.locator(".after-result")).toHaveAttribute("data-outcome", outcome);
-  await expect(page.locator(".after-result h3")).toContainText(text(lang, `outcome.${outcome}.title`));
+  await expect(page.locator(".after-result > h3")).toContainText(text(lang, `outcome.${outcome}.title`));
 }
 
 async function rungs(page: Page): Promise<string[]> {
