@@ -23,6 +23,10 @@ macro_rules! catalogue_enum {
             /// Every variant, in the order the UI lists them.
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
+            /// The variants' Rust names, in `ALL`'s order: the app's build script writes its
+            /// text lookups from them, so a new variant needs no hand-written match arm.
+            pub const VARIANTS: &'static [&'static str] = &[$(stringify!($variant)),+];
+
             /// The stable id used in URLs, forms, JSON and locale keys.
             pub const fn id(self) -> &'static str {
                 match self { $($name::$variant => $id),+ }
