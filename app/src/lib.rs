@@ -17,6 +17,9 @@ mod texts;
 
 #[cfg(feature = "ssr")]
 pub mod backend;
+/// A stepped run's pause, drawn for the stepper's socket.
+#[cfg(feature = "ssr")]
+pub use components::pause_view;
 
 include!(concat!(env!("OUT_DIR"), "/i18n/mod.rs"));
 

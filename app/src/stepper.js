@@ -1,10 +1,11 @@
 // The stepper (progressive enhancement; the page works without it): "Step by step" opens a
 // WebSocket to /api/step, where the server holds a real transaction between two statements.
-// At each pause the panel shows the tables from inside and from another session and what
-// PostgreSQL reports; the learner's buttons send the next command. When the run ends the
+// At each pause the server sends the pause drawn in the page's language (what is held, the
+// tables from inside and from another session, what PostgreSQL reports) and this script only
+// swaps it into the panel; the learner's buttons send the next command. When the run ends the
 // server keeps its report, and the page's new rendering is brought in. Closing the tab closes
-// the socket, which the server treats as the process dying. Every word shown comes from the
-// page (data-t texts), so this script has no language of its own.
+// the socket, which the server treats as the process dying. The few words said between pauses
+// come from the page (data-t texts), so this script has no language of its own.
 (function () {
   if (!window.WebSocket || !window.FormData) return;
   document.documentElement.classList.add("step-js");
@@ -18,10 +19,6 @@
   function word(key) {
     var el = panel().querySelector('[data-t="' + key + '"]');
     return el ? el.textContent : key;
-  }
-  function label(attr, id) {
-    var el = panel().querySelector("[" + attr + '="' + id + '"]');
-    return el ? el.textContent : id;
   }
   function set(el, text) {
     if (el) el.textContent = text;
@@ -86,6 +83,8 @@
     var url = new URL(form.getAttribute("action"), window.location.href);
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
     url.pathname = "/api/step";
+    // The server draws each pause in the page's own language.
+    if (document.documentElement.lang) url.searchParams.set("lang", document.documentElement.lang);
     var p = panel();
     p.hidden = false;
     set(p.querySelector("[data-step-error]"), "");
@@ -109,7 +108,7 @@
       busy(false);
       if (m.pause) {
         set(panel().querySelector("[data-step-error]"), "");
-        showPause(m.pause, !paused);
+        showPause(m.pause, m.view, !paused);
         paused = true;
       } else if (m.error) {
         set(panel().querySelector("[data-step-error]"), m.error.message);
@@ -174,13 +173,12 @@
     });
   }
 
-  function showPause(pause, moveFocus) {
+  // The pause's JSON decides which commands apply; its drawing is the server's.
+  function showPause(pause, view, moveFocus) {
     var p = panel();
     var scenario = pause.scenario || "ticket";
-    var at = p.querySelector('[data-scenario="' + scenario + '"][data-at="' + pause.at + '"]');
-    var where = word("paused") + " " + (at ? at.textContent : pause.at) + ". ";
-    where += pause.next ? word("next_is") + " " + label("data-step", pause.next) + "." : word("returns") + ".";
-    set(p.querySelector("[data-step-where]"), where);
+    set(p.querySelector("[data-step-where]"), view ? view.where : "");
+    p.querySelector("[data-step-view]").innerHTML = view ? view.html : "";
     p.setAttribute("data-at", pause.at);
     p.setAttribute("data-scenario", scenario);
     p.querySelector("[data-step-lost]").hidden = scenario !== "ticket" || pause.next !== "commit";
@@ -189,79 +187,9 @@
       b.hidden = !!pause.waiter || b.getAttribute("data-only") !== scenario;
     });
     markStrip(scenario, pause.at);
-
-    // After COMMIT no transaction is open: its connection sees the committed tables.
-    var inside = pause.inside || pause.outside;
-    fillRow("status", statusOf(inside), statusOf(pause.outside), !pause.inside);
-    fillRow("outbox", ids(inside.outbox, "event_id"), ids(pause.outside.outbox, "event_id"), false);
-    fillRow("marked", String(marked(inside)), String(marked(pause.outside)), false);
-    fillRow("kafka", String(inside.kafka.length), String(pause.outside.kafka.length), false);
-    fillRow("history", String(inside.history.length), String(pause.outside.history.length), false);
-    fillRow("inbox", ids((inside.inbox || []).map(function (id) { return { id: id }; }), "id"),
-      ids((pause.outside.inbox || []).map(function (id) { return { id: id }; }), "id"), false);
-
-    set(p.querySelector('[data-pg="pid"]'), String(pause.backend.pid));
-    set(p.querySelector('[data-pg="state"]'), pause.backend.state);
-    set(p.querySelector('[data-pg="xid"]'), pause.backend.xid || word("xid_none"));
-    var locks = pause.locks.map(function (l) {
-      return (l.relation || l.locktype) + ": " + l.mode + (l.granted ? "" : " " + word("lock_waiting"));
-    });
-    set(p.querySelector('[data-pg="locks"]'), locks.length ? locks.join("; ") : word("locks_none"));
-    set(p.querySelector('[data-pg="waiter"]'), waiterText(pause.waiter));
-    set(p.querySelector('[data-pg="model"]'), pause.matches_model ? word("model_ok") : word("model_differs"));
     // The first pause moves focus to the panel; later ones keep it on the pressed button.
     if (moveFocus) p.querySelector("#stepper-heading").focus({ preventScroll: true });
     p.scrollIntoView({ block: "nearest" });
-  }
-
-  function fillRow(row, inside, outside, noTx) {
-    var tr = panel().querySelector('tr[data-row="' + row + '"]');
-    set(tr.querySelector('[data-side="inside"]'), noTx ? inside + " " + word("no_tx") : inside);
-    set(tr.querySelector('[data-side="outside"]'), outside);
-    var differs = inside !== outside;
-    // "≠ differs": the sign always, the word beside it where there is room (and for
-    // screen readers everywhere).
-    var said = differs ? word("differs") : word("same");
-    var cmp = tr.querySelector('[data-side="compare"]');
-    var sign = document.createElement("span");
-    sign.setAttribute("aria-hidden", "true");
-    sign.textContent = said.charAt(0) + " ";
-    var rest = document.createElement("span");
-    rest.className = "cmp-word";
-    rest.textContent = said.slice(1).trim();
-    cmp.replaceChildren(sign, rest);
-    tr.setAttribute("data-differs", differs ? "true" : "false");
-  }
-
-  function marked(snapshot) {
-    return snapshot.outbox.filter(function (r) {
-      return r.published_at !== null;
-    }).length;
-  }
-
-  function statusOf(snapshot) {
-    var t = snapshot.tickets.filter(function (t) {
-      return t.id === panel().getAttribute("data-ticket");
-    })[0];
-    return t ? t.status : word("none");
-  }
-
-  function ids(rows, key) {
-    return rows.length
-      ? rows
-          .map(function (r) {
-            return r[key];
-          })
-          .join(", ")
-      : word("none");
-  }
-
-  function waiterText(w) {
-    if (!w) return word("waiter_none");
-    var who = word("backend_pid") + " " + w.pid + ": ";
-    if (w.state === "waiting") return who + word("waiting") + " {" + w.blocked_by.join(", ") + "}";
-    if (w.state === "done") return who + word(w.skip_locked === undefined ? "waiter_done" : "publisher_done") + " " + w.rows;
-    return who + word("waiter_failed") + " " + (w.sqlstate || "?");
   }
 
   // The held pause on its strip: the ticket function's timeline, or the after-COMMIT strip.

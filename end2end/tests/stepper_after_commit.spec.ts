@@ -38,13 +38,43 @@ async function ask(sql: string, params: unknown[] = []): Promise<number> {
   }
 }
 
-/** The words the script wrote into the panel are all of the page's language. */
-async function oneLanguage(page: Page, lang: Lang) {
+/** The pauses as the server drew them, taken from the socket's frames as they arrive. */
+function drawnPauses(page: Page): { where: string; html: string }[] {
+  const drawn: { where: string; html: string }[] = [];
+  page.on("websocket", (ws) =>
+    ws.on("framereceived", (frame) => {
+      try {
+        const m = JSON.parse(String(frame.payload));
+        if (m.pause) drawn.push(m.view);
+      } catch {
+        /* not a message of ours */
+      }
+    }),
+  );
+  return drawn;
+}
+
+/**
+ * The panel shows the last pause exactly as the server drew it (the script only swapped it
+ * in), and every word in it is of the page's language.
+ */
+async function oneLanguage(page: Page, lang: Lang, drawn: { where: string; html: string }[]) {
+  const last = drawn[drawn.length - 1];
+  expect(last?.html, "each pause arrives drawn by the server").toBeTruthy();
+  await expect(page.locator(".stepper [data-step-where]")).toHaveText(last.where);
+  const drawnText = await page.evaluate((html) => {
+    const t = document.createElement("template");
+    t.innerHTML = html;
+    return t.content.textContent;
+  }, last.html);
+  expect(await page.locator(".stepper [data-step-view]").textContent()).toBe(drawnText);
   const said = (
-    await page.locator(".stepper [data-step-where], .stepper [data-pg], .stepper [data-side]").allInnerTexts()
+    await page
+      .locator(".stepper [data-step-where], .stepper [data-pg], .stepper [data-side], .stepper th, .stepper caption, .stepper summary")
+      .allInnerTexts()
   ).join(" ");
   // PostgreSQL's and the lesson's own names (pid, SKIP LOCKED, published_at, event ids) stay.
-  if (lang === "ru") expect(said).not.toMatch(/\b(Paused|Next step|waiting|finished|backend|none yet)\b/);
+  if (lang === "ru") expect(said).not.toMatch(/\b(Paused|Next step|waiting|finished|backend|none yet|Inside|session|SQL so far)\b/);
   else expect(said).not.toMatch(/[А-Яа-яЁё]/);
 }
 
@@ -53,6 +83,7 @@ for (const lang of LANGS) {
     test("a held publisher locks its row: a second one with FOR UPDATE waits, then takes the row after the crash", async ({
       page,
     }) => {
+      const drawn = drawnPauses(page);
       await openHydrated(page, `/?lang=${lang}`);
       await page.getByRole("button", { name: text(lang, "controls.reset"), exact: true }).click();
       await expect(page.locator("section.outcome")).toHaveAttribute("data-action", "reset");
@@ -74,7 +105,7 @@ for (const lang of LANGS) {
       const second = Number((await page.locator('[data-pg="waiter"]').innerText()).match(/(\d+):/)![1]);
       // PostgreSQL itself says who waits for whom.
       expect(await ask("SELECT (pg_blocking_pids($1::int))[1]", [second])).toBe(Number(pid));
-      await oneLanguage(page, lang);
+      await oneLanguage(page, lang, drawn);
       const axe = await new AxeBuilder({ page }).analyze();
       expect(axe.violations, JSON.stringify(axe.violations, null, 2)).toEqual([]);
 
@@ -99,6 +130,7 @@ for (const lang of LANGS) {
     test("a consumer held inside its transaction: History and the inbox inside only; a crash before the offset replays", async ({
       page,
     }) => {
+      const drawn = drawnPauses(page);
       await openHydrated(page, `/?lang=${lang}`);
       await page.getByRole("button", { name: text(lang, "controls.reset"), exact: true }).click();
       await expect(page.locator("section.outcome")).toHaveAttribute("data-action", "reset");
@@ -117,7 +149,7 @@ for (const lang of LANGS) {
       await expect(cell(page, "inbox", "outside")).toHaveText(text(lang, "stepper.none"));
       expect(await ask(`SELECT count(*) FROM "${schema}".history`)).toBe(0);
       await expect(page.locator('[data-cmd="other_publisher"]').first()).toBeHidden();
-      await oneLanguage(page, lang);
+      await oneLanguage(page, lang, drawn);
 
       await next(page, "consumer", "after_apply");
       await expect(cell(page, "history", "outside")).toHaveText("1");

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use app::api::ApiError;
 use app::i18n::Locale;
+use app::pause_view::{self, DrawnPause};
 use axum::extract::State;
 use axum::extract::ws::{Message as Frame, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::http::request::Parts;
@@ -30,6 +31,7 @@ use outbox_lab::pg::stepper::AfterCommitStep;
 use outbox_lab::pg::{Lab, LabError, SandboxToken, SchemaName};
 use outbox_lab::prediction::{Prediction, PredictionFields};
 use outbox_lab::step::{Command, Message, StepError};
+use serde::Serialize;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
@@ -469,15 +471,31 @@ impl Session {
         error_message(ApiError::from_lab_in(e, self.locale))
     }
 
-    /// A refusal from the runner carries only its code; it is worded here.
-    fn localised(&self, message: Message) -> Message {
-        match message {
+    /// A refusal from the runner carries only its code; it is worded here. A pause goes out
+    /// with its drawing in the page's language beside its JSON.
+    fn localised(&self, message: Message) -> Outgoing {
+        let message = match message {
             Message::Error(StepError { code, message }) if message.is_empty() => {
                 refusal(self.locale, &code)
             }
             other => other,
-        }
+        };
+        let view = match &message {
+            Message::Pause(pause) => Some(pause_view::draw(self.locale, pause)),
+            Message::Report(_) | Message::Error(_) => None,
+        };
+        Outgoing { message, view }
     }
+}
+
+/// A message as it goes over the wire: the runner's JSON, for tools, and for a pause its
+/// drawing (`view`: `where` and `html`), which the page's script only swaps in.
+#[derive(Serialize)]
+struct Outgoing {
+    #[serde(flatten)]
+    message: Message,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    view: Option<DrawnPause>,
 }
 
 /// What a `begin` starts: the ticket function with its prediction, or a run after COMMIT.
@@ -505,7 +523,7 @@ async fn shutting_down(shutdown: &mut watch::Receiver<bool>) {
 }
 
 /// Sends `message` within [`SEND_LIMIT`]; a client that does not take it is gone.
-async fn send(socket: &mut WebSocket, message: &Message) -> Result<(), axum::Error> {
+async fn send(socket: &mut WebSocket, message: &impl Serialize) -> Result<(), axum::Error> {
     let text = serde_json::to_string(message).map_err(axum::Error::new)?;
     match tokio::time::timeout(SEND_LIMIT, socket.send(Frame::Text(Utf8Bytes::from(text)))).await {
         Ok(sent) => sent,

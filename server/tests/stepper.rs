@@ -491,3 +491,39 @@ async fn trace_a_stepped_to_its_commit_refuses_a_lost_reply_as_the_one_shot_atte
     let reconciled = post(&router, "/api/reconcile", "", &[("cookie", &s.cookie)]).await;
     assert!(!reconciled.status.is_server_error(), "{}", reconciled.json);
 }
+
+/// Each pause goes out drawn by the server in the page's language beside its JSON: the page's
+/// script only swaps `view.html` in, so what the learner reads cannot drift from the pause.
+#[sqlx::test(migrator = "outbox_lab::pg::database::MIGRATOR")]
+async fn each_pause_arrives_drawn_in_the_sockets_language(
+    _pool: PgPoolOptions,
+    opts: PgConnectOptions,
+) {
+    let (addr, _) = serve(opts.clone(), config()).await;
+    let cyrillic = |s: &str| s.chars().any(|c| ('\u{0400}'..='\u{04FF}').contains(&c));
+    for (cookie, russian) in [(None, true), (Some("lang=en"), false)] {
+        let extra: Vec<(&'static str, &str)> = cookie.map(|c| ("cookie", c)).into_iter().collect();
+        let (ws, cookie) = Socket::try_open(addr, None, &extra)
+            .await
+            .expect("upgraded");
+        let mut s = Socket { ws, cookie };
+        s.send(json!({"cmd": "begin", "mode": "outbox"})).await;
+        let m = s.recv().await;
+        let pid = m["pause"]["backend"]["pid"]
+            .as_i64()
+            .expect("a pause with its backend");
+        let (place, html) = (
+            m["view"]["where"].as_str().expect("the pause's sentence"),
+            m["view"]["html"].as_str().expect("the pause's drawing"),
+        );
+        assert!(
+            html.contains(&format!("<dd data-pg=\"pid\">{pid}</dd>")),
+            "{html}"
+        );
+        assert!(html.contains("data-row=\"status\""), "{html}");
+        assert_eq!(cyrillic(place), russian, "{place}");
+        assert_eq!(cyrillic(html), russian, "{html}");
+        s.send(json!({"cmd": "crash"})).await;
+        assert!(s.report().await["outcome"].is_string());
+    }
+}

@@ -11,6 +11,9 @@ pub mod failure_table;
 pub mod guarantee;
 pub mod header;
 pub mod outcome;
+// Drawn by the server only: the stepper's socket sends it, the browser never builds it.
+#[cfg(feature = "ssr")]
+pub mod pause_view;
 pub mod prediction;
 pub mod quest;
 pub mod share;

@@ -112,7 +112,7 @@ fn ms_of(us: u64) -> String {
 
 /// A trace as a compact table: one row per statement or event, the rows of each step of the
 /// function under that step's name, in the order the strip draws them.
-fn table(l: Locale, trace: Vec<TraceStep>) -> impl IntoView {
+pub fn table(l: Locale, trace: Vec<TraceStep>) -> impl IntoView {
     let mut groups: Vec<(Option<Step>, Vec<TraceStep>)> = Vec::new();
     for s in trace {
         match groups.last_mut() {
