@@ -9,8 +9,8 @@
 use leptos::prelude::*;
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
-use outbox_lab::outcome::{CompareReport, Report};
 use outbox_lab::progress::Progress as ProgressReport;
+use outbox_lab::report::{CompareReport, Report};
 use serde::{Deserialize, Serialize};
 
 /// What the API answers when it cannot act: a stable code, the HTTP status it is sent with,

@@ -6,9 +6,10 @@ use leptos_i18n::td_string;
 use leptos_meta::{Meta, Title};
 use leptos_router::hooks::use_query_map;
 use outbox_lab::catalog::{ActionKind, CommitFate, CrashPoint, Mode, names};
+use outbox_lab::input::AttemptSettings;
 use outbox_lab::input::{AttemptFields, AttemptSpec, Mistakes};
-use outbox_lab::outcome::{AttemptSettings, CompareReport, Report};
 use outbox_lab::progress::Progress as ProgressReport;
+use outbox_lab::report::{CompareReport, Report};
 
 use crate::api::{
     self, ApiError, Attempt, Consume, PublishRace, Race, Reconcile, Reopen, Reset, Restart,
