@@ -14,7 +14,7 @@ use outbox_lab::export::{Session, export};
 use outbox_lab::pg::LabError;
 use outbox_lab::report::Report;
 
-use crate::routes::ServerState;
+use crate::server_state::ServerState;
 
 /// Which report of the sandbox to write.
 #[derive(Clone, Copy)]
