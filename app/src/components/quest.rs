@@ -56,7 +56,7 @@ pub fn QuestPanel(entry: QuestEntry, report: Report, leave_href: String) -> impl
                 .get_untracked()
                 .and_then(Result::err)
         })
-        .map(|err| view! { <crate::pages::playground::ErrorNote err /> });
+        .map(|err| view! { <crate::components::error_line::ErrorNote err /> });
     // The goal bar is the playground's own child, so it stays stuck to the top of the
     // viewport for the whole playground, not just for this panel.
     view! {

@@ -17,6 +17,7 @@ use crate::api::{
 use crate::components::actions::Actions;
 use crate::components::compare::ComparePanel;
 use crate::components::controls::Controls;
+use crate::components::error_line::ErrorNote;
 use crate::components::failure_table::FailureTable;
 use crate::components::guarantee::Guarantee;
 use crate::components::header::Header;
@@ -357,9 +358,4 @@ fn progress_message(
             data-after-commit=after_commit
         ></div>
     }
-}
-
-#[component]
-pub fn ErrorNote(err: ApiError) -> impl IntoView {
-    view! { <p class="error" role="alert" data-code=err.code.clone()>{err.message}</p> }
 }

@@ -68,7 +68,7 @@ pub fn Replay(id: String, embed: bool) -> impl IntoView {
     let body = async move {
         match crate::api::replay(id).await {
             Ok(report) => view! { <Played report asked base /> }.into_any(),
-            Err(err) => view! { <crate::pages::playground::ErrorNote err /> }.into_any(),
+            Err(err) => view! { <crate::components::error_line::ErrorNote err /> }.into_any(),
         }
     };
     view! {
