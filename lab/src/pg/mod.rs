@@ -10,7 +10,7 @@
 //! - [`sandbox`], [`names`]: per-learner schemas, their registry and identifiers.
 //! - [`replays`]: shared runs kept for replay links.
 //! - [`stepper`]: the same function held at each pause, for the learner to step through;
-//!   [`stepping`]: the runs this process holds.
+//!   `stepping`: the runs this process holds.
 //! - [`pending`]: the last attempt, kept for reconciliation.
 //! - [`runner`]: [`Lab`], the façade every action goes through; `actions`: one file per action.
 
@@ -34,7 +34,7 @@ pub mod sandbox;
 pub mod sandbox_lock;
 pub mod sandbox_tx;
 pub mod stepper;
-pub mod stepping;
+mod stepping;
 pub mod ticket_function;
 pub mod ticket_race;
 pub mod ticket_statements;
