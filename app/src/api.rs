@@ -7,84 +7,11 @@
 #![allow(clippy::too_many_arguments)]
 
 use leptos::prelude::*;
-use leptos::server_fn::codec::JsonEncoding;
-use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
-use outbox_lab::outcome::{CompareReport, Report};
 use outbox_lab::progress::Progress as ProgressReport;
+use outbox_lab::report::{CompareReport, Report};
 use serde::{Deserialize, Serialize};
 
-/// What the API answers when it cannot act: a stable code, the HTTP status it is sent with,
-/// and a sentence for the learner in their language.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
-#[error("{message}")]
-pub struct ApiError {
-    pub code: String,
-    pub status: u16,
-    pub message: String,
-}
-
-impl ApiError {
-    #[cfg(feature = "ssr")]
-    pub fn new(status: http::StatusCode, code: &str, message: String) -> Self {
-        crate::backend::errors::set_status(status);
-        ApiError {
-            code: code.to_owned(),
-            status: status.as_u16(),
-            message,
-        }
-    }
-}
-
-impl FromServerFnError for ApiError {
-    type Encoder = JsonEncoding;
-
-    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
-        // Errors raised by the framework before our code runs: a request it could not read
-        // is the client's fault; anything else is ours.
-        let bad_request = matches!(
-            value,
-            ServerFnErrorErr::Args(_)
-                | ServerFnErrorErr::MissingArg(_)
-                | ServerFnErrorErr::Deserialization(_)
-                | ServerFnErrorErr::Request(_)
-        );
-        Self::from_framework(bad_request, value)
-    }
-}
-
-impl ApiError {
-    #[cfg(feature = "ssr")]
-    fn from_framework(bad_request: bool, value: ServerFnErrorErr) -> Self {
-        use leptos_i18n::td_string;
-        let l = crate::locale::current();
-        if bad_request {
-            tracing::info!(error = %value, "request refused");
-            let detail = value.to_string();
-            let message = td_string!(l, errors.bad_request, detail = detail).to_string();
-            ApiError::new(http::StatusCode::BAD_REQUEST, "bad_request", message)
-        } else {
-            tracing::error!(error = %value, "server function failed");
-            let message = td_string!(l, errors.internal).to_owned();
-            ApiError::new(http::StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
-        }
-    }
-
-    // In the browser these errors come from the transport (the server was unreachable or
-    // answered something unreadable); the page shows the server's words when it has them.
-    #[cfg(not(feature = "ssr"))]
-    fn from_framework(bad_request: bool, value: ServerFnErrorErr) -> Self {
-        let (code, status) = if bad_request {
-            ("bad_request", 400)
-        } else {
-            ("internal", 500)
-        };
-        ApiError {
-            code: code.to_owned(),
-            status,
-            message: value.to_string(),
-        }
-    }
-}
+pub use crate::api_error::ApiError;
 
 /// The learner's tables and the last action's report (what the page shows on load).
 #[server(prefix = "/api", endpoint = "current")]

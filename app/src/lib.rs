@@ -6,6 +6,7 @@
 #![recursion_limit = "256"]
 
 pub mod api;
+pub mod api_error;
 pub mod app;
 mod components;
 mod enhance;

@@ -9,7 +9,7 @@ use outbox_lab::catalog::{
     ActionKind, CommitFate, ConsumerCrash, CrashPoint, Difference, FailureRow, Mistake, Mode,
     OutcomeId, PublisherCrash, Setup,
 };
-use outbox_lab::outcome::{Actor, TxState};
+use outbox_lab::sql_trace::{Actor, TxState};
 
 use crate::i18n::Locale;
 

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 
 use crate::catalog::{ConsumerCrash, OutcomeId, PublisherCrash};
-use crate::outcome::{HistoryEntry, KafkaRecord, OutboxRow, Snapshot};
+use crate::snapshot::{HistoryEntry, KafkaRecord, OutboxRow, Snapshot};
 
 /// The fields the consumer needs from an event; anything else in the JSON is ignored.
 #[derive(Deserialize)]

@@ -3,7 +3,8 @@
 
 use crate::catalog::{CrashPoint, Difference, Mistake, OutcomeId, Setup, names};
 use crate::input::{AttemptSpec, Mistakes};
-use crate::outcome::{Report, Snapshot};
+use crate::report::Report;
+use crate::snapshot::Snapshot;
 
 /// Where a comparison starts, so that the mistake has something to show: a missing guard
 /// needs a ticket that is already resolved, `ON CONFLICT DO NOTHING` needs an event_id that

@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::{
     CommitFate, ConsumerCrash, CrashPoint, Mistake, Mode, PublisherCrash, Scenario, names,
 };
-use crate::outcome::AttemptSettings;
 
 /// Why a learner's input was refused. Each variant names the field and the rule.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -452,6 +451,23 @@ impl AttemptSpec {
             payload: self.payload.as_str().to_owned(),
         }
     }
+}
+
+/// The settings of one resolve attempt, echoed in its report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptSettings {
+    #[serde(default = "outbox_mode")]
+    pub mode: Mode,
+    #[serde(default)]
+    pub mistakes: Mistakes,
+    pub crash: CrashPoint,
+    pub commit_fate: CommitFate,
+    pub event_id: String,
+    pub payload: String,
+}
+
+fn outbox_mode() -> Mode {
+    Mode::Outbox
 }
 
 /// The raw form fields of an attempt (`None` = absent).

@@ -3,7 +3,7 @@
 
 use crate::broker::parse_event;
 use crate::catalog::Rung;
-use crate::outcome::Snapshot;
+use crate::snapshot::Snapshot;
 
 /// Whether the sandbox's tables stand on each rung, lowest first. A rung counts only when the
 /// one below it does: delivery means nothing without a stored intent.

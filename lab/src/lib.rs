@@ -5,10 +5,14 @@
 //! - [`input`]: learner input, parsed into valid values.
 //! - [`model`]: the reference model, a pure prediction of every action.
 //! - [`broker`]: the simulated topic, the outbox publisher and the History consumer.
-//! - [`outcome`]: the report that every action answers (shared with the browser).
-//! - [`prediction`]: what the learner expected, judged against the tables afterwards.
+//! - [`report`]: the report that every action answers (shared with the browser).
+//! - [`snapshot`]: the sandbox's tables, read in one consistent snapshot.
+//! - [`sql_trace`]: the SQL trace, step by step.
+//! - [`prediction`]: what the learner expected, and the judgement's shape.
+//! - `prediction_judge`: a prediction judged against the tables afterwards.
 //! - [`progress`]: which failure-table rows and wrong ways a sandbox has produced.
 //! - [`step`]: the stepper's messages (a transaction held between statements).
+//! - [`stepped`]: how a stepped run ended, as its report carries it.
 //! - [`trail`]: where an attempt ended, as the timeline draws it.
 //! - [`ladder`]: the guarantee ladder, 8.2 to 8.4, read off the tables.
 //! - [`quest`]: goals the learner makes PostgreSQL reach, judged on the tables.
@@ -25,12 +29,16 @@ pub mod export;
 pub mod input;
 pub mod ladder;
 pub mod model;
-pub mod outcome;
 pub mod prediction;
+mod prediction_judge;
 pub mod progress;
 pub mod quest;
 pub mod replay;
+pub mod report;
+pub mod snapshot;
+pub mod sql_trace;
 pub mod step;
+pub mod stepped;
 pub mod trail;
 
 #[cfg(feature = "postgres")]

@@ -6,7 +6,8 @@ use crate::catalog::{
     CommitFate, ConsumerCrash, CrashPoint, Mistake, Mode, OutcomeId, PublisherCrash, names,
 };
 use crate::input::{AttemptSpec, EventId, Mistakes, Payload};
-use crate::outcome::{Expected, OutboxRow, Possible, Snapshot, TicketRow};
+use crate::report::{Expected, Possible};
+use crate::snapshot::{OutboxRow, Snapshot, TicketRow};
 
 /// The lesson's initial state: ticket-42 open, no outbox rows, nothing sent.
 pub fn initial_state() -> Snapshot {

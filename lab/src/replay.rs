@@ -10,9 +10,9 @@
 
 use crate::catalog::names;
 use crate::model::normalise;
-use crate::outcome::{
-    Actor, Answer, HistoryEntry, KafkaRecord, Lane, OutboxRow, Report, Sent, Snapshot,
-};
+use crate::report::Report;
+use crate::snapshot::{HistoryEntry, KafkaRecord, OutboxRow, Snapshot};
+use crate::sql_trace::{Actor, Answer, Lane, Sent};
 
 /// What the tables looked like right after one step of the trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,7 +121,7 @@ fn with(state: &Snapshot, changes: &[Change]) -> Snapshot {
     s
 }
 
-fn is_sql(step: &crate::outcome::TraceStep, text: &str) -> bool {
+fn is_sql(step: &crate::sql_trace::TraceStep, text: &str) -> bool {
     matches!(&step.sent, Sent::Sql { sql, .. } if sql == text)
 }
 

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{CrashPoint, Mode, Step};
-use crate::outcome::{Answer, Report, Sent};
+use crate::report::Report;
+use crate::sql_trace::{Answer, Sent};
 
 /// The path of one attempt through its mode's timeline.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,8 +72,10 @@ impl Trail {
 mod tests {
     use super::*;
     use crate::catalog::{ActionKind, CommitFate};
+    use crate::input::AttemptSettings;
     use crate::input::Mistakes;
-    use crate::outcome::{Actor, AttemptSettings, Snapshot, TraceStep, TxState};
+    use crate::snapshot::Snapshot;
+    use crate::sql_trace::{Actor, TraceStep, TxState};
 
     fn step(step: Step, sent: Sent, answer: Answer) -> TraceStep {
         TraceStep {

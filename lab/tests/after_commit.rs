@@ -8,9 +8,10 @@ use common::*;
 use outbox_lab::broker::parse_event;
 use outbox_lab::catalog::{ConsumerCrash, CrashPoint, Mode, OutcomeId, PublisherCrash, names};
 use outbox_lab::input::{AttemptSpec, EventId, Mistakes, Payload};
-use outbox_lab::outcome::{Actor, AfterCommitRun, Report, Sent};
 use outbox_lab::pg::{Lab, SchemaName};
 use outbox_lab::prediction::Prediction;
+use outbox_lab::report::{AfterCommitRun, Report};
+use outbox_lab::sql_trace::{Actor, Sent};
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 

@@ -6,7 +6,7 @@ mod common;
 use common::witness::Witness;
 use common::*;
 use outbox_lab::catalog::{CommitFate, CrashPoint};
-use outbox_lab::outcome::Sent;
+use outbox_lab::sql_trace::Sent;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, PgConnection};
 
@@ -146,7 +146,7 @@ async fn many_crashes_leave_the_pool_and_postgresql_as_they_were(
 }
 
 /// The backend of the connection that crashed, as the trace names it.
-fn crashed_backend(report: &outbox_lab::outcome::Report) -> i32 {
+fn crashed_backend(report: &outbox_lab::report::Report) -> i32 {
     report
         .trace
         .iter()

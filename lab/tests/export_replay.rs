@@ -11,8 +11,8 @@ use outbox_lab::catalog::{
 };
 use outbox_lab::export::{Exported, Session, export};
 use outbox_lab::input::{AttemptSpec, Mistakes};
-use outbox_lab::outcome::Report;
 use outbox_lab::prediction::Prediction;
+use outbox_lab::report::Report;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 /// Exports `report`, replays it, and holds the replay's tables against the report's.

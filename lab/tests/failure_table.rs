@@ -4,7 +4,8 @@ mod common;
 
 use common::*;
 use outbox_lab::catalog::{CommitFate, CrashPoint, OutcomeId, names};
-use outbox_lab::outcome::{Answer, Report, Sent, TxState};
+use outbox_lab::report::Report;
+use outbox_lab::sql_trace::{Answer, Sent, TxState};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 fn ticket_status(report: &Report) -> &str {

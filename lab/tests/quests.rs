@@ -7,11 +7,11 @@ mod common;
 use common::*;
 use outbox_lab::catalog::{CommitFate, ConsumerCrash, CrashPoint, Mistake, Mode, PublisherCrash};
 use outbox_lab::input::{AttemptSpec, Mistakes};
-use outbox_lab::outcome::Report;
 use outbox_lab::pg::{Lab, LabError, SchemaName};
 use outbox_lab::prediction::{Prediction, PredictionFields};
 use outbox_lab::quest::judge::holds;
 use outbox_lab::quest::{Condition, QuestState};
+use outbox_lab::report::Report;
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 

@@ -5,14 +5,15 @@ mod common;
 
 use common::*;
 use outbox_lab::catalog::{CommitFate, CrashPoint, Step, names};
-use outbox_lab::outcome::{Actor, Report, Sent, TraceStep};
 use outbox_lab::prediction::Prediction;
 use outbox_lab::replay::{StepView, views};
+use outbox_lab::report::Report;
+use outbox_lab::sql_trace::{Actor, Sent, TraceStep};
 use outbox_lab::step::{Command, Message};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use tokio::sync::mpsc;
 
-fn status(s: &outbox_lab::outcome::Snapshot) -> &str {
+fn status(s: &outbox_lab::snapshot::Snapshot) -> &str {
     &s.ticket(names::TICKET_ID).expect("ticket-42").status
 }
 

@@ -8,7 +8,8 @@ use outbox_lab::catalog::{
     CommitFate, CrashPoint, Difference, Mistake, Mode, OutcomeId, Setup, WRONG_WAYS, names,
 };
 use outbox_lab::input::{AttemptSpec, EventId, Mistakes};
-use outbox_lab::outcome::{Actor, Lane, Report, Sent};
+use outbox_lab::report::Report;
+use outbox_lab::sql_trace::{Actor, Lane, Sent};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 fn way(crash: CrashPoint, mode: Mode, mistakes: &[Mistake]) -> AttemptSpec {
@@ -267,7 +268,7 @@ async fn a_race_with_the_guard_always_has_exactly_one_winner(
             .find_map(|s| match (&s.sent, &s.answer, s.lane) {
                 (
                     Sent::Sql { sql, .. },
-                    outbox_lab::outcome::Answer::Values { values },
+                    outbox_lab::sql_trace::Answer::Values { values },
                     Some(Lane::A),
                 ) if sql.contains("pg_backend_pid") => {
                     values.get(1).and_then(|v| v.parse::<i32>().ok())

@@ -9,7 +9,7 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::export::refusal;
-use crate::routes::ServerState;
+use crate::server_state::ServerState;
 
 pub async fn author_csv(State(state): State<ServerState>, parts: Parts) -> Response {
     let locale = app::locale::of_request(&parts);

@@ -5,6 +5,29 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use tokio::sync::watch;
+
+/// The sockets' shared settings: caps per client address, and the server's shutdown.
+#[derive(Clone)]
+pub struct Sockets {
+    pub clients: Arc<ClientSockets>,
+    pub shutdown: watch::Receiver<bool>,
+}
+
+impl Sockets {
+    /// Sockets with these caps per address; the sender tells them the server shuts down.
+    pub fn new(per_client: usize, runs_per_client: usize) -> (Sockets, watch::Sender<bool>) {
+        let (tx, rx) = watch::channel(false);
+        (
+            Sockets {
+                clients: ClientSockets::new(per_client, runs_per_client),
+                shutdown: rx,
+            },
+            tx,
+        )
+    }
+}
+
 /// What one address holds now, and what it may hold.
 pub struct ClientSockets {
     held: Mutex<HashMap<String, Held>>,

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use outbox_lab::pg::{LabConfig, RateLimit};
 
+use crate::config_error::ConfigError;
+
 /// Settings read at start-up.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -23,32 +25,13 @@ pub struct Config {
     /// `PLAYGROUND_STEP_RUNS_PER_CLIENT`: stepped runs one client address may hold at once.
     pub step_runs_per_client: usize,
     /// `PLAYGROUND_LTI_CONFIG` and `PLAYGROUND_LTI_KEY`: the playground as an LTI 1.3 tool.
-    pub lti: crate::lti::launch::Configured,
+    pub lti: crate::lti::Configured,
 }
 
 /// Sockets and held runs per address. A class behind one NAT is the normal case: thirty
 /// learners, a tab or two each, all stepping at once.
 pub const DEFAULT_SOCKETS_PER_CLIENT: usize = 64;
 pub const DEFAULT_STEP_RUNS_PER_CLIENT: usize = 32;
-
-/// A setting that is present but unusable.
-#[derive(Debug, thiserror::Error)]
-#[error("{name} must be {expected}, got {value:?}")]
-pub struct ConfigError {
-    name: &'static str,
-    expected: &'static str,
-    value: String,
-}
-
-impl ConfigError {
-    pub fn new(name: &'static str, expected: &'static str, value: &str) -> Self {
-        ConfigError {
-            name,
-            expected,
-            value: value.to_owned(),
-        }
-    }
-}
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/outbox_playground";
 
@@ -202,7 +185,7 @@ fn quests() -> Result<std::sync::Arc<outbox_lab::quest::QuestBook>, ConfigError>
 
 /// `PLAYGROUND_LTI_CONFIG` (the platforms' registrations) and `PLAYGROUND_LTI_KEY` (the tool's
 /// private key, generated there if missing): both checked now; unset, there is no LTI.
-fn lti() -> Result<crate::lti::launch::Configured, ConfigError> {
+fn lti() -> Result<crate::lti::Configured, ConfigError> {
     lti_from(
         std::env::var("PLAYGROUND_LTI_CONFIG").ok(),
         std::env::var("PLAYGROUND_LTI_KEY").ok(),
@@ -213,7 +196,7 @@ fn lti() -> Result<crate::lti::launch::Configured, ConfigError> {
 pub fn lti_from(
     config: Option<String>,
     key: Option<String>,
-) -> Result<crate::lti::launch::Configured, ConfigError> {
+) -> Result<crate::lti::Configured, ConfigError> {
     let config = match config {
         None => return Ok(None),
         Some(path) if path.trim().is_empty() => return Ok(None),
@@ -258,11 +241,10 @@ fn header_name(name: &'static str) -> Result<Option<http::HeaderName>, ConfigErr
 fn number<T: std::str::FromStr>(name: &'static str, default: T) -> Result<T, ConfigError> {
     match std::env::var(name) {
         Err(_) => Ok(default),
-        Ok(value) => value.trim().parse().map_err(|_| ConfigError {
-            name,
-            expected: "a whole number",
-            value,
-        }),
+        Ok(value) => value
+            .trim()
+            .parse()
+            .map_err(|_| ConfigError::new(name, "a whole number", &value)),
     }
 }
 
@@ -272,11 +254,11 @@ fn at_least(name: &'static str, default: u32, min: u32) -> Result<u32, ConfigErr
     if value >= min {
         Ok(value)
     } else {
-        Err(ConfigError {
+        Err(ConfigError::new(
             name,
-            expected: "a larger whole number (see the README's connection budget)",
-            value: value.to_string(),
-        })
+            "a larger whole number (see the README's connection budget)",
+            &value.to_string(),
+        ))
     }
 }
 
@@ -285,11 +267,11 @@ fn positive(name: &'static str, default: f32) -> Result<f32, ConfigError> {
     if value.is_finite() && value >= 1.0 {
         Ok(value)
     } else {
-        Err(ConfigError {
+        Err(ConfigError::new(
             name,
-            expected: "a number of at least 1",
-            value: value.to_string(),
-        })
+            "a number of at least 1",
+            &value.to_string(),
+        ))
     }
 }
 

@@ -9,7 +9,7 @@ use axum::http::{HeaderValue, Request, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::routes::ServerState;
+use crate::server_state::ServerState;
 
 pub async fn refuse_cross_site(
     State(state): State<ServerState>,

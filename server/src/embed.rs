@@ -15,7 +15,7 @@ use outbox_lab::pg::SandboxToken;
 
 use app::backend::session::{EMBED_PATH, FRAME_TOKEN_PARAM, query_param};
 
-use crate::routes::ServerState;
+use crate::server_state::ServerState;
 
 pub async fn ensure_frame_token(
     State(state): State<ServerState>,

@@ -11,10 +11,10 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use outbox_lab::catalog::ActionKind;
 use outbox_lab::export::{Session, export};
-use outbox_lab::outcome::Report;
 use outbox_lab::pg::LabError;
+use outbox_lab::report::Report;
 
-use crate::routes::ServerState;
+use crate::server_state::ServerState;
 
 /// Which report of the sandbox to write.
 #[derive(Clone, Copy)]

@@ -5,7 +5,7 @@ use axum::http::{HeaderValue, Request, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 
 /// The origins allowed to frame the playground (`Content-Security-Policy: frame-ancestors`).
 #[derive(Clone, Debug, PartialEq, Eq)]

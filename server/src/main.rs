@@ -8,9 +8,10 @@ use anyhow::Context;
 use app::backend::state::AppState;
 use leptos::prelude::get_configuration;
 use outbox_lab::pg::Lab;
+use server::client_sockets::Sockets;
 use server::config::Config;
-use server::routes::{ServerState, router};
-use server::step_socket::Sockets;
+use server::routes::router;
+use server::server_state::ServerState;
 use tracing_subscriber::EnvFilter;
 
 /// How long a shutdown waits for held stepped runs to end (as a crash) and keep their reports.

@@ -3,10 +3,9 @@
 use std::time::Duration;
 
 use app::app::{App, shell};
-use app::backend::state::AppState;
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{FromRef, State};
+use axum::extract::State;
 use axum::http::{Request, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
@@ -16,29 +15,9 @@ use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 
-use crate::headers::{self, FrameAncestors};
-
-/// Everything a handler may need.
-#[derive(Clone)]
-pub struct ServerState {
-    pub leptos: LeptosOptions,
-    pub app: AppState,
-    pub frame_ancestors: FrameAncestors,
-    /// The stepper's sockets: caps per client address, and the server's shutdown.
-    pub sockets: crate::step_socket::Sockets,
-    /// LTI 1.3 (`PLAYGROUND_LTI_CONFIG`); `None`: the LTI routes answer 404.
-    pub lti: crate::lti::launch::Configured,
-}
-
-impl FromRef<ServerState> for LeptosOptions {
-    fn from_ref(state: &ServerState) -> Self {
-        state.leptos.clone()
-    }
-}
-
-/// The largest request body: a full 8 KiB payload, percent-encoded, fits with room to
-/// spare; anything bigger is refused with 413 before it is read.
-pub const API_BODY_LIMIT: usize = 64 * 1024;
+use crate::body_limit::API_BODY_LIMIT;
+use crate::headers;
+use crate::server_state::ServerState;
 
 pub fn router(state: ServerState) -> Router {
     let routes = generate_route_list(App);

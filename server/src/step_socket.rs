@@ -36,7 +36,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::client_sockets::{ClientSockets, Slot};
-use crate::routes::ServerState;
+use crate::server_state::ServerState;
 
 /// The largest frame or message a learner may send: a `begin` with a full 8 KiB payload fits.
 /// A frame whose header declares more is refused before its payload is read.
@@ -52,27 +52,6 @@ pub const PONG_WAIT: Duration = Duration::from_secs(15);
 /// Commands that may wait for the run; more than this unread, and the client is told to slow
 /// down rather than waited for.
 const COMMAND_QUEUE: usize = 8;
-
-/// The sockets' shared settings: caps per client address, and the server's shutdown.
-#[derive(Clone)]
-pub struct Sockets {
-    pub clients: Arc<ClientSockets>,
-    pub shutdown: watch::Receiver<bool>,
-}
-
-impl Sockets {
-    /// Sockets with these caps per address; the sender tells them the server shuts down.
-    pub fn new(per_client: usize, runs_per_client: usize) -> (Sockets, watch::Sender<bool>) {
-        let (tx, rx) = watch::channel(false);
-        (
-            Sockets {
-                clients: ClientSockets::new(per_client, runs_per_client),
-                shutdown: rx,
-            },
-            tx,
-        )
-    }
-}
 
 pub async fn step_socket(
     State(state): State<ServerState>,

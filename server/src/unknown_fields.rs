@@ -9,7 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use leptos::server_fn::error::ServerFnUrlError;
 
-use crate::routes::API_BODY_LIMIT;
+use crate::body_limit::API_BODY_LIMIT;
 
 pub async fn refuse_unknown_fields(request: Request<Body>, next: Next) -> Response {
     let known = app::backend::fields::known_fields(request.uri().path());

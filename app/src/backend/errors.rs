@@ -7,7 +7,20 @@ use outbox_lab::catalog::{CommitFate, CrashPoint, Mistake, Mode};
 use outbox_lab::input::InputError;
 use outbox_lab::pg::LabError;
 
-use crate::api::ApiError;
+use crate::api_error::ApiError;
+
+impl ApiError {
+    /// An answer with this status, code and sentence; the response being built takes the
+    /// status (see [`set_status`]).
+    pub fn new(status: StatusCode, code: &str, message: String) -> Self {
+        set_status(status);
+        ApiError {
+            code: code.to_owned(),
+            status: status.as_u16(),
+            message,
+        }
+    }
+}
 
 /// Every refusal code the API and the stepper's socket can answer, with its HTTP status (none
 /// for a code only the socket sends). The README's table of refusal codes is held against this

@@ -11,7 +11,7 @@ use outbox_lab::pg::{LabError, SandboxToken, SchemaName};
 
 use super::cookies;
 use super::state::AppState;
-use crate::api::ApiError;
+use crate::api_error::ApiError;
 
 /// The cookie that holds the learner's sandbox token (HttpOnly: scripts never need it). Over
 /// HTTPS it is `__Host-sandbox`: Secure, and bound to the playground's own host.

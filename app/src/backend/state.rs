@@ -22,9 +22,9 @@ impl AppState {
     }
 
     /// The state provided by the server; its absence is a wiring bug, reported as such.
-    pub fn get() -> Result<AppState, crate::api::ApiError> {
+    pub fn get() -> Result<AppState, crate::api_error::ApiError> {
         leptos::prelude::use_context::<AppState>().ok_or_else(|| {
-            crate::api::ApiError::new(
+            crate::api_error::ApiError::new(
                 http::StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",
                 "the server is not wired up: no application state".into(),

@@ -7,8 +7,8 @@ use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use leptos_i18n::td_string;
 use outbox_lab::catalog::{ConsumerCrash, OutcomeId, PublisherCrash, PublisherRow, Scenario};
-use outbox_lab::outcome::{AfterCommitRun, Report};
 use outbox_lab::prediction::Item;
+use outbox_lab::report::{AfterCommitRun, Report};
 
 use crate::api::{Consume, PublishRace, Restart};
 use crate::i18n::*;

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos_i18n::td_string;
 use outbox_lab::catalog::{CommitFate, CrashPoint, Mode, WRONG_WAYS};
 use outbox_lab::input::Mistakes;
-use outbox_lab::outcome::{CompareReport, Report};
+use outbox_lab::report::{CompareReport, Report};
 
 use leptos::server_fn::ServerFn;
 

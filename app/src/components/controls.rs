@@ -11,8 +11,8 @@ use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use leptos_i18n::td_string;
 use outbox_lab::catalog::{CommitFate, CrashPoint, Mistake, Mode, WRONG_WAYS};
+use outbox_lab::input::AttemptSettings;
 use outbox_lab::input::Mistakes;
-use outbox_lab::outcome::AttemptSettings;
 use outbox_lab::trail::Trail;
 
 use crate::api::Attempt;

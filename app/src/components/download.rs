@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 use leptos_i18n::td_string;
 use outbox_lab::catalog::ActionKind;
-use outbox_lab::outcome::Report;
+use outbox_lab::report::Report;
 
 use crate::i18n::*;
 use crate::links::ActionOrigin;

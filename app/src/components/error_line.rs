@@ -16,3 +16,9 @@ pub fn error_line(error: Signal<Option<ApiError>>) -> impl IntoView {
         })
     }
 }
+
+/// A refusal in place of a panel that could not load (the page, a quest, a replay).
+#[component]
+pub fn ErrorNote(err: ApiError) -> impl IntoView {
+    view! { <p class="error" role="alert" data-code=err.code.clone()>{err.message}</p> }
+}

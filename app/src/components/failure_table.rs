@@ -3,8 +3,8 @@
 use leptos::prelude::*;
 use leptos_i18n::td_string;
 use outbox_lab::catalog::FailureRow;
-use outbox_lab::outcome::Report;
 use outbox_lab::progress::Progress;
+use outbox_lab::report::Report;
 
 use crate::components::prediction;
 use crate::texts;

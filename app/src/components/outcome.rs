@@ -2,8 +2,8 @@
 
 use leptos::prelude::*;
 use leptos_i18n::td_string;
-use outbox_lab::outcome::{RaceReport, Reconciliation, Report};
-use outbox_lab::step::{Stepped, WaiterState};
+use outbox_lab::report::{RaceReport, Reconciliation, Report};
+use outbox_lab::stepped::{Stepped, WaiterState};
 
 use crate::api::ApiError;
 use crate::i18n::*;

@@ -8,8 +8,9 @@
 use leptos::prelude::*;
 use leptos_i18n::td_string;
 use outbox_lab::catalog::{PausePoint, names::TICKET_ID};
-use outbox_lab::outcome::Snapshot;
-use outbox_lab::step::{LockRow, Pause, Waiter, WaiterState};
+use outbox_lab::snapshot::Snapshot;
+use outbox_lab::step::{LockRow, Pause};
+use outbox_lab::stepped::{Waiter, WaiterState};
 use serde::Serialize;
 
 use crate::components::{strip, trace};

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use leptos_i18n::td_string;
 use outbox_lab::catalog::ActionKind;
-use outbox_lab::outcome::Report;
+use outbox_lab::report::Report;
 
 use crate::i18n::*;
 use crate::links::ActionOrigin;
@@ -56,7 +56,7 @@ pub fn QuestPanel(entry: QuestEntry, report: Report, leave_href: String) -> impl
                 .get_untracked()
                 .and_then(Result::err)
         })
-        .map(|err| view! { <crate::pages::playground::ErrorNote err /> });
+        .map(|err| view! { <crate::components::error_line::ErrorNote err /> });
     // The goal bar is the playground's own child, so it stays stuck to the top of the
     // viewport for the whole playground, not just for this panel.
     view! {

@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use leptos_i18n::td_string;
-use outbox_lab::outcome::Report;
+use outbox_lab::report::Report;
 
 use crate::api::Share;
 use crate::i18n::*;

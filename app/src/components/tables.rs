@@ -4,7 +4,8 @@
 use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_i18n::td_string;
-use outbox_lab::outcome::{OutboxRow, Report, Snapshot, TicketRow};
+use outbox_lab::report::Report;
+use outbox_lab::snapshot::{OutboxRow, Snapshot, TicketRow};
 
 use crate::i18n::*;
 

@@ -4,7 +4,8 @@ use leptos::either::{EitherOf3, EitherOf7};
 use leptos::prelude::*;
 use leptos_i18n::td_string;
 use outbox_lab::catalog::Step;
-use outbox_lab::outcome::{Actor, Answer, Lane, Report, Sent, TraceStep};
+use outbox_lab::report::Report;
+use outbox_lab::sql_trace::{Actor, Answer, Lane, Sent, TraceStep};
 
 use crate::i18n::*;
 use crate::texts;

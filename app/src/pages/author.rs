@@ -17,7 +17,7 @@ pub fn AuthorPage() -> impl IntoView {
             Ok(counts) => view! { <Counts counts token=token.unwrap_or_default() /> }.into_any(),
             Err(err) if err.code == "author_token_wrong" => {
                 let note = token.is_some().then(|| {
-                    view! { <crate::pages::playground::ErrorNote err /> }
+                    view! { <crate::components::error_line::ErrorNote err /> }
                 });
                 view! {
                     {note}
@@ -30,7 +30,7 @@ pub fn AuthorPage() -> impl IntoView {
                 }
                 .into_any()
             }
-            Err(err) => view! { <crate::pages::playground::ErrorNote err /> }.into_any(),
+            Err(err) => view! { <crate::components::error_line::ErrorNote err /> }.into_any(),
         }
     };
     view! {

@@ -6,9 +6,10 @@ use leptos_i18n::td_string;
 use leptos_meta::{Meta, Title};
 use leptos_router::hooks::use_query_map;
 use outbox_lab::catalog::{ActionKind, CommitFate, CrashPoint, Mode, names};
+use outbox_lab::input::AttemptSettings;
 use outbox_lab::input::{AttemptFields, AttemptSpec, Mistakes};
-use outbox_lab::outcome::{AttemptSettings, CompareReport, Report};
 use outbox_lab::progress::Progress as ProgressReport;
+use outbox_lab::report::{CompareReport, Report};
 
 use crate::api::{
     self, ApiError, Attempt, Consume, PublishRace, Race, Reconcile, Reopen, Reset, Restart,
@@ -16,6 +17,7 @@ use crate::api::{
 use crate::components::actions::Actions;
 use crate::components::compare::ComparePanel;
 use crate::components::controls::Controls;
+use crate::components::error_line::ErrorNote;
 use crate::components::failure_table::FailureTable;
 use crate::components::guarantee::Guarantee;
 use crate::components::header::Header;
@@ -356,9 +358,4 @@ fn progress_message(
             data-after-commit=after_commit
         ></div>
     }
-}
-
-#[component]
-pub fn ErrorNote(err: ApiError) -> impl IntoView {
-    view! { <p class="error" role="alert" data-code=err.code.clone()>{err.message}</p> }
 }

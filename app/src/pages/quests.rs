@@ -15,7 +15,7 @@ pub fn QuestsPage() -> impl IntoView {
     let list = async move {
         match crate::quest_api::quests().await {
             Ok(list) => view! { <QuestIndex list /> }.into_any(),
-            Err(err) => view! { <crate::pages::playground::ErrorNote err /> }.into_any(),
+            Err(err) => view! { <crate::components::error_line::ErrorNote err /> }.into_any(),
         }
     };
     view! {

@@ -9,8 +9,10 @@ use leptos_i18n::td_string;
 use leptos_meta::{Meta, Title};
 use leptos_router::hooks::{use_location, use_params_map, use_query_map};
 use outbox_lab::catalog::Step;
-use outbox_lab::outcome::{Report, Sent, Snapshot, TraceStep};
 use outbox_lab::replay::StepView;
+use outbox_lab::report::Report;
+use outbox_lab::snapshot::Snapshot;
+use outbox_lab::sql_trace::{Sent, TraceStep};
 
 use crate::components::header::Header;
 use crate::components::outcome::Outcome;
@@ -66,7 +68,7 @@ pub fn Replay(id: String, embed: bool) -> impl IntoView {
     let body = async move {
         match crate::api::replay(id).await {
             Ok(report) => view! { <Played report asked base /> }.into_any(),
-            Err(err) => view! { <crate::pages::playground::ErrorNote err /> }.into_any(),
+            Err(err) => view! { <crate::components::error_line::ErrorNote err /> }.into_any(),
         }
     };
     view! {

@@ -15,7 +15,7 @@ mod write;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{ActionKind, Mode};
-use crate::outcome::Report;
+use crate::report::Report;
 
 pub use schema::SCHEMA;
 

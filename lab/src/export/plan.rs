@@ -11,7 +11,9 @@
 use crate::catalog::{CommitFate, Step};
 use crate::input::AttemptSpec;
 use crate::model;
-use crate::outcome::{Actor, Answer, Lane, Report, Sent, Snapshot, TraceStep};
+use crate::report::Report;
+use crate::snapshot::Snapshot;
+use crate::sql_trace::{Actor, Answer, Lane, Sent, TraceStep};
 
 use super::quote::inline;
 use super::words::{self, Note};

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::outcome::Snapshot;
+use crate::snapshot::Snapshot;
 
 use super::ExportError;
 use super::quote::literal;

@@ -3,7 +3,7 @@
 //! end the comment and turn the rest into commands).
 
 use crate::catalog::Step;
-use crate::outcome::{Actor, Answer, TxState};
+use crate::sql_trace::{Actor, Answer, TxState};
 
 use super::Session;
 

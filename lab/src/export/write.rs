@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::model;
-use crate::outcome::Report;
+use crate::report::Report;
 
 use super::plan::{Kind, Plan, PlanStep};
 use super::quote::echo;

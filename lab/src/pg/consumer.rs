@@ -7,13 +7,13 @@ use std::time::Duration;
 use sqlx::{Connection, PgConnection, PgPool};
 
 use crate::catalog::{ConsumerCrash, PausePoint, Step};
-use crate::outcome::{Actor, Answer, Sent, TxState};
+use crate::sql_trace::{Actor, Answer, Sent, TxState};
 
-use super::attempt::{Go, Here, Pauses};
-use super::broker::{self, Polled};
 use super::crash;
 use super::error::LabError;
+use super::kafka_topic::{self, Polled};
 use super::names::SchemaName;
+use super::pauses::{Go, Here, Pauses};
 use super::trace::Tracer;
 
 /// What a consumer run did, and where it died (after how many applied events).
@@ -37,7 +37,7 @@ pub async fn run<P: Pauses>(
         .fetch_one(&mut conn)
         .await
         .map_err(LabError::from_sqlx)?;
-    let polled = broker::consume(&mut conn, sandbox, inbox, pauses, trace).await?;
+    let polled = kafka_topic::consume(&mut conn, sandbox, inbox, pauses, trace).await?;
     let died = if polled.died {
         Some((ConsumerCrash::BeforeCommit, polled.applied.len()))
     } else {
@@ -49,7 +49,7 @@ pub async fn run<P: Pauses>(
     };
     let Some((point, _)) = died else {
         conn.close().await.map_err(LabError::from_sqlx)?;
-        broker::commit_offset(pool, sandbox, polled.next_offset, trace).await?;
+        kafka_topic::commit_offset(pool, sandbox, polled.next_offset, trace).await?;
         return Ok(Consumed { polled, died });
     };
     crash::kill(conn).await;

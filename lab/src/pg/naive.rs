@@ -5,12 +5,13 @@ use sqlx::{Postgres, Transaction};
 
 use crate::catalog::{CrashPoint, Mode, OutcomeId, Step, names::TICKET_ID};
 use crate::input::AttemptSpec;
-use crate::outcome::Actor;
+use crate::sql_trace::Actor;
 
-use super::attempt::{GUARDED_UPDATE, Go, Here, Pauses, Place, Stop, commit, statement};
-use super::broker;
 use super::error::LabError;
+use super::kafka_topic;
+use super::pauses::{Go, Here, Pauses};
 use super::sandbox_tx;
+use super::ticket_statements::{GUARDED_UPDATE, Place, Stop, commit, statement};
 use super::trace::Tracer;
 
 /// The naive function after BEGIN: UPDATE, then COMMIT and publish in the mode's order.
@@ -46,7 +47,7 @@ pub async fn naive_steps<P: Pauses>(
         // The broker commits on its own: from here on the event exists whatever the
         // ticket transaction does.
         trace.enter(Step::Publish);
-        broker::publish_and_consume(place.pool, place.sandbox, payload, trace).await?;
+        kafka_topic::publish_and_consume(place.pool, place.sandbox, payload, trace).await?;
         if pauses
             .at(
                 Here::ticket(spec.mode, CrashPoint::AfterPublish),
@@ -92,6 +93,6 @@ pub async fn naive_steps<P: Pauses>(
         return Ok(Stop::Crash(OutcomeId::NaiveEventLost));
     }
     trace.enter(Step::Publish);
-    broker::publish_and_consume(place.pool, place.sandbox, payload, trace).await?;
+    kafka_topic::publish_and_consume(place.pool, place.sandbox, payload, trace).await?;
     Ok(Stop::Returned(OutcomeId::NaivePublished))
 }

@@ -8,14 +8,15 @@ use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
 
 use crate::broker::PUBLISH_BATCH;
 use crate::catalog::{PausePoint, PublisherCrash, Step};
-use crate::outcome::{Actor, Answer, Lane, LockWaitSeen, Sent, TxState};
+use crate::report::LockWaitSeen;
+use crate::sql_trace::{Actor, Answer, Lane, Sent, TxState};
 
-use super::attempt::{Go, Here, Pauses};
-use super::broker;
 use super::crash;
 use super::error::LabError;
+use super::kafka_topic;
 use super::names::SchemaName;
-use super::race::{lock_wait_to_lane_b, record_lock_wait};
+use super::pauses::{Go, Here, Pauses};
+use super::ticket_race::{lock_wait_to_lane_b, record_lock_wait};
 use super::trace::{Tracer, done, rows};
 
 /// The publisher's SELECT, with SKIP LOCKED (the lesson's) or waiting for locked rows.
@@ -101,7 +102,7 @@ pub(super) async fn send(
     row: &Unpublished,
     trace: &mut Tracer,
 ) -> Result<(), LabError> {
-    broker::publish(pool, sandbox, &row.aggregate_id, &row.payload, trace)
+    kafka_topic::publish(pool, sandbox, &row.aggregate_id, &row.payload, trace)
         .await
         .map(drop)
 }

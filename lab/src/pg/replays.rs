@@ -7,11 +7,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use crate::outcome::{Answer, Report, Sent};
+use crate::report::Report;
+use crate::sql_trace::{Answer, Sent};
 
-use super::error::LabError;
-use super::names::SchemaName;
-use super::runner::Lab;
 use super::sandbox::RateLimit;
 
 /// How big a shared run may be, how long it is kept, and how often one address may share.
@@ -51,7 +49,7 @@ impl ReplayId {
             .then(|| ReplayId(raw.to_owned()))
     }
 
-    fn of(stored: &str) -> Self {
+    pub(super) fn of(stored: &str) -> Self {
         let digest = sha2::Sha256::digest(stored.as_bytes());
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         ReplayId(hex[..Self::LEN].to_owned())
@@ -111,69 +109,4 @@ pub fn stored_text(report: &Report) -> Result<String, serde_json::Error> {
 /// Reads a stored text back (any format this server knows).
 pub fn read_stored(text: &str) -> Result<Report, serde_json::Error> {
     serde_json::from_str::<Stored>(text).map(|s| s.report)
-}
-
-impl Lab {
-    /// Keeps the sandbox's last run for a replay link, paid from `client`'s share budget.
-    pub async fn share(&self, sandbox: &SchemaName, client: &str) -> Result<ReplayId, LabError> {
-        let report = self.current_report(sandbox).await?;
-        if report.trace.is_empty() {
-            return Err(LabError::NothingToShare);
-        }
-        let policy = self.config().replays;
-        let text = stored_text(&report).map_err(LabError::Report)?;
-        if text.len() > policy.max_bytes {
-            return Err(LabError::ReplayTooLarge {
-                bytes: text.len(),
-                limit: policy.max_bytes,
-            });
-        }
-        // Its own bucket in the claim budgets' table: a space never starts an address.
-        let spent: bool = sqlx::query_scalar("SELECT lab.spend_claim($1, $2, $3)")
-            .bind(format!("share {client}"))
-            .bind(policy.per_client.per_second)
-            .bind(policy.per_client.burst)
-            .fetch_one(self.pool())
-            .await
-            .map_err(LabError::from_sqlx)?;
-        if !spent {
-            return Err(LabError::ShareRateLimited);
-        }
-        let id = ReplayId::of(&text);
-        sqlx::query(
-            "INSERT INTO lab.replays (id, report, expires_at) \
-             VALUES ($1, $2, now() + make_interval(secs => $3)) \
-             ON CONFLICT (id) DO UPDATE SET expires_at = greatest(lab.replays.expires_at, \
-             excluded.expires_at)",
-        )
-        .bind(id.as_str())
-        .bind(&text)
-        .bind(policy.keep_for.as_secs_f64())
-        .execute(self.pool())
-        .await
-        .map_err(LabError::from_sqlx)?;
-        Ok(id)
-    }
-
-    /// A shared run, while it is kept.
-    pub async fn replay(&self, id: &ReplayId) -> Result<Option<Report>, LabError> {
-        let text: Option<String> = sqlx::query_scalar(
-            "SELECT report FROM lab.replays WHERE id = $1 AND expires_at > now()",
-        )
-        .bind(id.as_str())
-        .fetch_optional(self.pool())
-        .await
-        .map_err(LabError::from_sqlx)?;
-        text.map(|t| read_stored(&t).map_err(LabError::Report))
-            .transpose()
-    }
-
-    /// Forgets shared runs past their time; answers how many.
-    pub async fn forget_expired_replays(&self) -> Result<u64, LabError> {
-        sqlx::query("DELETE FROM lab.replays WHERE expires_at <= now()")
-            .execute(self.pool())
-            .await
-            .map(|r| r.rows_affected())
-            .map_err(LabError::from_sqlx)
-    }
 }

@@ -1,27 +1,30 @@
 //! The runner's façade: [`Lab`] holds the pools, the sandboxes' lock and the one routine every
 //! action ends with (read the tables, judge them against the model, keep the report). The
-//! actions themselves live one per file in [`super::actions`].
+//! actions themselves live one per file in `actions`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::types::Json;
 use sqlx::{ConnectOptions, PgPool};
 use tokio::sync::Semaphore;
 
 use crate::catalog::{ActionKind, OutcomeId};
+use crate::input::AttemptSettings;
 use crate::model;
-use crate::outcome::{AttemptSettings, Expected, Report, Snapshot};
+use crate::report::{Expected, Report};
+use crate::snapshot::Snapshot;
 
 use super::budget::{Budget, Needs, Reservation};
 use super::database;
 use super::error::LabError;
 use super::names::{FrameTokens, SandboxToken, SchemaName};
+use super::pending::Pending;
 use super::replays::ReplayPolicy;
 use super::sandbox::{self, RateLimit};
 use super::sandbox_lock::{Entered, LocalLocks, SandboxLock};
+use super::stepping::Stepping;
 use super::trace::Tracer;
 
 /// Limits and sizes. The defaults suit one server on a small machine.
@@ -135,18 +138,6 @@ impl LabConfig {
     }
 }
 
-/// The last attempt's ids and settings, kept for reconciliation.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PendingAttempt {
-    /// Empty when the transaction never got one (a stepped run that wrote nothing).
-    pub xid: String,
-    pub settings: AttemptSettings,
-    pub before: Snapshot,
-    /// A stepped run's other writer went on after the run ended (see `model::other_writer`).
-    #[serde(default)]
-    pub writer_after: bool,
-}
-
 /// The playground's access to PostgreSQL. Cheap to clone.
 #[derive(Clone)]
 pub struct Lab {
@@ -169,7 +160,7 @@ pub(super) struct Inner {
     /// Connections that find a request's sandbox by its token.
     lookup_pool: Arc<super::lock_conns::LockConnections>,
     outage: super::outage::Outage,
-    pub(super) stepping: super::stepper::Stepping,
+    pub(super) stepping: Stepping,
     budget: Budget,
     /// Read from the database once (every process on it signs with the same secret).
     frame_tokens: tokio::sync::OnceCell<FrameTokens>,
@@ -213,7 +204,7 @@ impl Lab {
             config.max_waiting,
             config.wait_limit,
         );
-        let stepping = super::stepper::Stepping::new(config.step_sessions, config.step_writers);
+        let stepping = Stepping::new(config.step_sessions, config.step_writers);
         Lab {
             inner: Arc::new(Inner {
                 pool,
@@ -631,10 +622,4 @@ async fn read_snapshot(
         .await
         .map_err(|e| LabError::in_sandbox(e, sandbox.as_str()))?;
     Ok(snapshot)
-}
-
-pub(super) enum Pending {
-    Set(Box<PendingAttempt>),
-    Clear,
-    Keep,
 }

@@ -5,7 +5,7 @@
 use sqlx::PgPool;
 use sqlx::types::Json;
 
-use crate::outcome::{CompareReport, Report};
+use crate::report::{CompareReport, Report};
 
 use super::error::LabError;
 use super::names::{SandboxToken, SchemaName};
@@ -233,7 +233,7 @@ pub async fn leave_action(
     conn: &mut sqlx::PgConnection,
     sandbox: &SchemaName,
     report: &Report,
-    pending: Option<&super::runner::PendingAttempt>,
+    pending: Option<&super::pending::PendingAttempt>,
     keep_pending: bool,
     quests: &crate::quest::judge::Marks,
 ) -> Result<(), LabError> {

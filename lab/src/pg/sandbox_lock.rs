@@ -13,12 +13,13 @@ use sqlx::PgConnection;
 use sqlx::types::Json;
 use tokio::sync::OwnedMutexGuard;
 
-use crate::outcome::{Report, Snapshot};
+use crate::report::Report;
+use crate::snapshot::Snapshot;
 
 use super::error::{LabError, sqlstate};
 use super::lock_conns::{LockConnection, LockConnections};
 use super::names::SchemaName;
-use super::runner::PendingAttempt;
+use super::pending::PendingAttempt;
 
 /// Takes the lock and, when asked, reads the tables under it, in one round trip. The same
 /// statement asks PostgreSQL what each of the action's payloads becomes (`lab.jsonb_text`, in
@@ -193,7 +194,7 @@ pub async fn enter<const N: usize>(
 
 /// Whether a stepped transaction of `sandbox` is open in any server process.
 async fn stepped_elsewhere(conn: &mut sqlx::PgConnection, sandbox: &SchemaName) -> bool {
-    let name = format!("{}{sandbox}", super::stepper::APPLICATION_PREFIX);
+    let name = format!("{}{sandbox}", super::stepping::APPLICATION_PREFIX);
     sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = $1)")
         .bind(name)
         .fetch_one(conn)

@@ -3,7 +3,7 @@
 
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
-use crate::outcome::{Actor, TxState};
+use crate::sql_trace::{Actor, TxState};
 
 use super::error::LabError;
 use super::names::SchemaName;

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use crate::catalog::Step;
-use crate::outcome::{Actor, Answer, Lane, Sent, TraceStep, TxState};
+use crate::sql_trace::{Actor, Answer, Lane, Sent, TraceStep, TxState};
 
 use super::error::{is_connection_failure, sqlstate};
 

@@ -5,35 +5,14 @@
 //! `pg_blocking_pids`). The reference model and the chosen settings are never read, except
 //! that a dead end counts attempts by the mode they ran in.
 
-use serde::{Deserialize, Serialize};
-
 use crate::catalog::ActionKind;
-use crate::outcome::{Actor, Answer, Lane, Report, Sent, Snapshot, TxState};
-use crate::step::WaiterState;
+use crate::report::Report;
+use crate::snapshot::Snapshot;
+use crate::sql_trace::{Actor, Answer, Lane, Sent, TxState};
+use crate::stepped::WaiterState;
 
+use super::seen::QuestSeen;
 use super::{Condition, Fact, Quest, QuestBook, Table};
-
-/// What one action did for one quest: the checks of each stage it met, and whether it was an
-/// attempt along the quest's dead end.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QuestSeen {
-    pub quest: String,
-    /// Per stage, per check: held.
-    pub held: Vec<Vec<bool>>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub tried: bool,
-}
-
-impl QuestSeen {
-    /// Bit `k` set: every check of stage `k` held.
-    pub fn met(&self) -> u32 {
-        self.held
-            .iter()
-            .enumerate()
-            .filter(|(_, checks)| !checks.is_empty() && checks.iter().all(|&h| h))
-            .fold(0, |mask, (k, _)| mask | (1 << k))
-    }
-}
 
 /// What an action's bookkeeping statement records for the quests it concerns, as parallel
 /// arrays (`lab.leave_action`): each quest's stages met (a bit mask), its stage count, and for

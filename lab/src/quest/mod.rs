@@ -7,12 +7,14 @@
 //! which buttons were pressed.
 //!
 //! - [`judge`]: which checks an action's report meets.
+//! - [`seen`]: what an action did for each quest, as its report carries it.
 //! - [`file`] (feature `quests`, server-only): the file, parsed and checked against the catalogue.
 
 pub mod author;
 #[cfg(feature = "quests")]
 pub mod file;
 pub mod judge;
+pub mod seen;
 
 use serde::{Deserialize, Serialize};
 

@@ -73,7 +73,7 @@ where
 pub async fn plain_snapshot(
     pool: &sqlx::PgPool,
     sandbox: &SchemaName,
-) -> Result<outbox_lab::outcome::Snapshot, sqlx::Error> {
+) -> Result<outbox_lab::snapshot::Snapshot, sqlx::Error> {
     // The schema name is the server's own, validated by `SchemaName`.
     tables_in(pool, sandbox.as_str()).await
 }
@@ -83,8 +83,8 @@ pub async fn plain_snapshot(
 pub async fn tables_in(
     pool: &sqlx::PgPool,
     sandbox: &str,
-) -> Result<outbox_lab::outcome::Snapshot, sqlx::Error> {
-    use outbox_lab::outcome::{HistoryEntry, KafkaRecord, OutboxRow, Snapshot, TicketRow};
+) -> Result<outbox_lab::snapshot::Snapshot, sqlx::Error> {
+    use outbox_lab::snapshot::{HistoryEntry, KafkaRecord, OutboxRow, Snapshot, TicketRow};
     let mut tx = pool.begin().await?;
     sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         .execute(&mut *tx)
@@ -159,7 +159,7 @@ pub async fn stepped_with_writer(
     lab: &Lab,
     sb: &SchemaName,
     crash_at_insert: bool,
-) -> outbox_lab::outcome::Report {
+) -> outbox_lab::report::Report {
     let (cmd_tx, mut cmd_rx) = tokio::sync::mpsc::channel(8);
     let (out_tx, mut out_rx) = tokio::sync::mpsc::channel(8);
     let spec = attempt(CrashPoint::None);

@@ -10,7 +10,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use outbox_lab::export::{Exported, SCHEMA, Session};
-use outbox_lab::outcome::Snapshot;
+use outbox_lab::snapshot::Snapshot;
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 

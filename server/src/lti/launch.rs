@@ -4,7 +4,6 @@
 //! and leaves nothing behind: no sandbox is claimed and no link is stored.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use app::i18n::Locale;
 use axum::body::{Body, Bytes};
@@ -14,13 +13,14 @@ use axum::response::{Html, IntoResponse, Response};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
 use outbox_lab::pg::LabError;
-use rand::RngCore;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::Lti;
+use super::nonce::random_hex;
 use super::platform_keys::KeySetError;
-use crate::routes::{API_BODY_LIMIT, ServerState};
+use crate::body_limit::API_BODY_LIMIT;
+use crate::server_state::ServerState;
 
 pub const LOGIN_PATH: &str = "/lti/login";
 pub const LAUNCH_PATH: &str = "/lti/launch";
@@ -279,12 +279,6 @@ fn own_origin(state: &ServerState, headers: &http::HeaderMap) -> Option<String> 
         "http"
     };
     Some(format!("{scheme}://{host}"))
-}
-
-pub(crate) fn random_hex() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The login a launch's state names, used now.
@@ -646,9 +640,6 @@ fn escape(text: &str) -> String {
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
-
-/// The LTI state for the router: present only when configured.
-pub type Configured = Option<Arc<Lti>>;
 
 /// A redirect to `target` that no cache keeps (its address carries a state or a token).
 fn redirect(status: StatusCode, target: &str) -> Response {

@@ -10,11 +10,13 @@
 pub mod http;
 pub mod keys;
 pub mod launch;
+mod nonce;
 pub mod passback;
 pub mod platform_keys;
 pub mod registry;
 
 use std::path::Path;
+use std::sync::Arc;
 
 pub use keys::ToolKey;
 pub use registry::{Registration, Registry};
@@ -26,6 +28,9 @@ pub struct Lti {
     pub key: ToolKey,
     pub platform_keys: platform_keys::PlatformKeys,
 }
+
+/// The LTI state for the router: present only when configured.
+pub type Configured = Option<Arc<Lti>>;
 
 /// Why the LTI configuration refuses the start.
 #[derive(Debug, thiserror::Error)]

@@ -322,7 +322,7 @@ impl Passback {
             "aud": registration.token_url,
             "iat": now,
             "exp": now + 300,
-            "jti": super::launch::random_hex(),
+            "jti": super::nonce::random_hex(),
         }))?;
         let form = [
             ("grant_type", "client_credentials"),

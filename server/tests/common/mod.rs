@@ -14,7 +14,8 @@ use http_body_util::BodyExt;
 use leptos::prelude::LeptosOptions;
 use outbox_lab::pg::{Lab, LabConfig};
 use serde_json::Value;
-use server::routes::{ServerState, router};
+use server::routes::router;
+use server::server_state::ServerState;
 use sqlx::postgres::PgConnectOptions;
 use tower::ServiceExt;
 
@@ -38,7 +39,7 @@ pub fn app_and_shutdown(
 }
 
 /// The router with LTI configured (or not).
-pub fn app_with_lti(opts: PgConnectOptions, lti: server::lti::launch::Configured) -> Router {
+pub fn app_with_lti(opts: PgConnectOptions, lti: server::lti::Configured) -> Router {
     app_lti(opts, LabConfig::default(), WebSettings::default(), lti).0
 }
 
@@ -46,7 +47,7 @@ fn app_lti(
     opts: PgConnectOptions,
     config: LabConfig,
     web: WebSettings,
-    lti: server::lti::launch::Configured,
+    lti: server::lti::Configured,
 ) -> (Router, tokio::sync::watch::Sender<bool>) {
     let lab = Lab::with_options(
         opts,
@@ -59,7 +60,7 @@ fn app_lti(
         .output_name("outbox-playground")
         .site_root("target/site")
         .build();
-    let (sockets, shutdown) = server::step_socket::Sockets::new(
+    let (sockets, shutdown) = server::client_sockets::Sockets::new(
         server::config::DEFAULT_SOCKETS_PER_CLIENT,
         server::config::DEFAULT_STEP_RUNS_PER_CLIENT,
     );

@@ -4,16 +4,18 @@
 
 use crate::catalog::{ActionKind, ConsumerCrash, OutcomeId, PausePoint, PublisherCrash};
 use crate::model;
-use crate::outcome::{AfterCommitRun, Report, Snapshot};
 use crate::prediction::Prediction;
+use crate::report::{AfterCommitRun, Report};
+use crate::snapshot::Snapshot;
 
-use super::super::attempt::Planned;
 use super::super::budget::Needs;
 use super::super::consumer;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
+use super::super::pauses::Planned;
+use super::super::pending::Pending;
 use super::super::publisher;
-use super::super::runner::{Lab, Locked, Pending};
+use super::super::runner::{Lab, Locked};
 use super::super::sandbox_lock::SandboxLock;
 use super::super::trace::Tracer;
 
@@ -183,7 +185,7 @@ impl Lab {
         before: Snapshot,
         trace: Tracer,
         outcome: OutcomeId,
-        expected: crate::outcome::Expected,
+        expected: crate::report::Expected,
         run: AfterCommitRun,
         prediction: &Prediction,
     ) -> Result<Report, LabError> {

@@ -1,6 +1,6 @@
-//! The lesson's attempt as an action: the function of `attempt.rs` on a pooled connection, or
-//! on a connection of its own when its process dies or its network fails; then the retry of
-//! the mistake `new_event_id_on_retry`.
+//! The lesson's attempt as an action: the function of `ticket_function.rs` on a pooled
+//! connection, or on a connection of its own when its process dies or its network fails; then
+//! the retry of the mistake `new_event_id_on_retry`.
 
 use sqlx::postgres::PgSslMode;
 use sqlx::{Connection, PgConnection};
@@ -8,15 +8,18 @@ use sqlx::{Connection, PgConnection};
 use crate::catalog::{ActionKind, CommitFate, Mistake, OutcomeId, Step};
 use crate::input::AttemptSpec;
 use crate::model;
-use crate::outcome::{Actor, Answer, Report, Sent, TxState};
 use crate::prediction::Prediction;
+use crate::report::Report;
+use crate::sql_trace::{Actor, Answer, Sent, TxState};
 
-use super::super::attempt::{self, Place, Stop};
 use super::super::budget::Needs;
 use super::super::crash;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
-use super::super::runner::{Lab, Locked, Pending, PendingAttempt};
+use super::super::pending::{Pending, PendingAttempt};
+use super::super::runner::{Lab, Locked};
+use super::super::ticket_function::{self, Attempted};
+use super::super::ticket_statements::{Place, Stop};
 use super::super::trace::Tracer;
 use super::super::wire_fault::{CommitFault, Relay, Upstream};
 
@@ -70,7 +73,7 @@ impl Lab {
         } else {
             // The session that holds the sandbox's lock runs the lesson's transaction too: no
             // second checkout, and no second round trip to test that connection on its return.
-            attempt::resolve_ticket(lock.conn()?, place, spec, &mut trace).await?
+            ticket_function::resolve_ticket(lock.conn()?, place, spec, &mut trace).await?
         };
         let outcome = match attempted.stop {
             Stop::Returned(o) | Stop::Crash(o) => o,
@@ -122,7 +125,7 @@ impl Lab {
             TxState::Idle,
         );
         let mut conn = self.pool().acquire().await.map_err(LabError::from_sqlx)?;
-        let again = attempt::resolve_ticket(&mut conn, place, &retry, trace).await?;
+        let again = ticket_function::resolve_ticket(&mut conn, place, &retry, trace).await?;
         drop(conn);
         // The retry ran the whole function again; what follows is the playground's question.
         trace.enter(Step::Retry);
@@ -165,7 +168,7 @@ impl Lab {
         sandbox: &SchemaName,
         spec: &AttemptSpec,
         trace: &mut Tracer,
-    ) -> Result<attempt::Attempted, LabError> {
+    ) -> Result<Attempted, LabError> {
         let _slot = self.crash_slot().await?;
         let relay = if spec.crash.needs_relay() {
             Some(self.start_relay(Some(spec.commit_fate)).await?)
@@ -177,7 +180,7 @@ impl Lab {
             pool: self.pool(),
             sandbox,
         };
-        let attempted = attempt::resolve_ticket(&mut conn, place, spec, trace).await?;
+        let attempted = ticket_function::resolve_ticket(&mut conn, place, spec, trace).await?;
         self.settle_own_connection(conn, &attempted, relay, trace)
             .await?;
         Ok(attempted)
@@ -220,7 +223,7 @@ impl Lab {
     pub(in crate::pg) async fn settle_own_connection(
         &self,
         conn: PgConnection,
-        attempted: &attempt::Attempted,
+        attempted: &Attempted,
         relay: Option<Relay>,
         trace: &mut Tracer,
     ) -> Result<(), LabError> {

@@ -1,15 +1,16 @@
-//! The race as an action: two requests on two connections (see `pg::race`), judged and kept.
+//! The race as an action: two requests on two connections (see `pg::ticket_race`), judged and kept.
 
 use crate::catalog::ActionKind;
 use crate::input::Mistakes;
 use crate::model;
-use crate::outcome::{RaceReport, Report};
+use crate::report::{RaceReport, Report};
 
 use super::super::budget::Needs;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
-use super::super::race;
-use super::super::runner::{Lab, Locked, Pending};
+use super::super::pending::Pending;
+use super::super::runner::{Lab, Locked};
+use super::super::ticket_race;
 
 impl Lab {
     /// Two requests resolve ticket-42 at the same moment, on two connections.
@@ -44,7 +45,7 @@ impl Lab {
             [stored_a.as_deref(), stored_b.as_deref()],
         );
         let limit = self.config().backend_exit_timeout;
-        let raced = race::run(self.pool(), sandbox, mistakes, limit).await?;
+        let raced = ticket_race::run(self.pool(), sandbox, mistakes, limit).await?;
         let (a_spec, b_spec) = model::race_specs(mistakes);
         let race = RaceReport {
             a: raced.a,

@@ -6,12 +6,14 @@ use sqlx::types::Json;
 use crate::catalog::{ActionKind, OutcomeId, names};
 use crate::input::AttemptSpec;
 use crate::model;
-use crate::outcome::{Actor, Answer, Reconciliation, Report, TxState};
+use crate::report::{Reconciliation, Report};
+use crate::sql_trace::{Actor, Answer, TxState};
 
 use super::super::budget::Needs;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
-use super::super::runner::{Lab, Locked, Pending, PendingAttempt};
+use super::super::pending::{Pending, PendingAttempt};
+use super::super::runner::{Lab, Locked};
 use super::super::sandbox_tx::enter as enter_sandbox;
 use super::super::trace::{Tracer, done};
 

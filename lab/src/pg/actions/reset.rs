@@ -5,12 +5,15 @@ use sqlx::Connection;
 
 use crate::catalog::{ActionKind, names};
 use crate::model;
-use crate::outcome::{Actor, Report, Snapshot, TxState};
+use crate::report::Report;
+use crate::snapshot::Snapshot;
+use crate::sql_trace::{Actor, TxState};
 
 use super::super::budget::Needs;
 use super::super::error::LabError;
 use super::super::names::SchemaName;
-use super::super::runner::{Lab, Locked, Pending};
+use super::super::pending::Pending;
+use super::super::runner::{Lab, Locked};
 use super::super::sandbox_tx::enter as enter_sandbox;
 use super::super::trace::{Tracer, done, rows};
 
@@ -159,7 +162,7 @@ fn changed_tables(now: &Snapshot, initial: &Snapshot) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::OutboxRow;
+    use crate::snapshot::OutboxRow;
 
     #[test]
     fn only_the_tables_an_attempt_changed_are_reset() {

@@ -11,12 +11,14 @@ use crate::broker;
 use crate::catalog::{CommitFate, CrashPoint, PausePoint, Scenario, Step};
 use crate::input::AttemptSpec;
 use crate::model;
-use crate::outcome::{Actor, Snapshot, TxState};
-use crate::step::{Backend, Command, LockRow, Message, Pause, WaiterState};
+use crate::snapshot::Snapshot;
+use crate::sql_trace::{Actor, TxState};
+use crate::step::{Backend, Command, LockRow, Message, Pause};
+use crate::stepped::WaiterState;
 
-use super::super::attempt::{Go, Here, Pauses};
 use super::super::error::LabError;
 use super::super::names::SchemaName;
+use super::super::pauses::{Go, Here, Pauses};
 use super::super::runner::Lab;
 use super::super::trace::{Tracer, answer_of};
 use super::super::wire_fault::Relay;

@@ -1,6 +1,6 @@
 //! The stepper: the lesson's function run on a connection of its own and held at each pause
 //! (its crash points) until the learner says what happens next. It is the same function as the
-//! one-shot attempt ([`attempt::run_function`]); only the [`Pauses`] differ.
+//! one-shot attempt ([`ticket_function::run_function`]); only the [`Pauses`] differ.
 //!
 //! At each pause the learner sees the tables through the held connection and through another
 //! session, the backend as `pg_stat_activity` and `pg_locks` show it, and — if they sent one —
@@ -11,79 +11,30 @@
 mod held;
 mod writer;
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
-
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::mpsc;
 
 use crate::catalog::{
     ActionKind, ConsumerCrash, CrashPoint, Mistake, OutcomeId, PausePoint, PublisherCrash,
 };
 use crate::input::AttemptSpec;
 use crate::model;
-use crate::outcome::{AfterCommitRun, Expected};
-use crate::step::{Command, Message, StepError, Stepped, WaiterState};
+use crate::report::{AfterCommitRun, Expected};
+use crate::step::{Command, Message, StepError};
+use crate::stepped::{Stepped, WaiterState};
 
-use super::attempt::{self, Place, Stop};
 use super::budget::Needs;
 use super::consumer;
 use super::error::LabError;
 use super::names::SchemaName;
+use super::pending::{Pending, PendingAttempt};
 use super::publisher;
-use super::runner::{Lab, Pending, PendingAttempt};
+use super::runner::Lab;
 use super::sandbox_lock::{self, SandboxLock};
+use super::stepping::{APPLICATION_PREFIX, Claim};
+use super::ticket_function;
+use super::ticket_statements::{Place, Stop};
 use super::trace::Tracer;
 use held::{Held, Run};
-
-/// The stepped connection's `application_name`: other server processes find a sandbox's
-/// stepped transaction by it.
-pub const APPLICATION_PREFIX: &str = "outbox-step:";
-
-/// Which sandboxes are being stepped in this process, and how many connections that holds.
-pub struct Stepping {
-    active: Mutex<HashSet<String>>,
-    slots: Arc<Semaphore>,
-    /// Other writers' connections.
-    pub(super) writers: Arc<Semaphore>,
-}
-
-impl Stepping {
-    pub fn new(sessions: usize, writers: usize) -> Self {
-        Stepping {
-            active: Mutex::new(HashSet::new()),
-            slots: Arc::new(Semaphore::new(sessions)),
-            writers: Arc::new(Semaphore::new(writers)),
-        }
-    }
-
-    pub fn holds(&self, sandbox: &SchemaName) -> bool {
-        self.set().contains(sandbox.as_str())
-    }
-
-    /// Runs held at this moment.
-    pub fn held(&self) -> usize {
-        self.set().len()
-    }
-
-    fn set(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
-        self.active
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
-/// A run's claim on its sandbox and on one of the process's slots; released on drop.
-struct Claim<'a> {
-    stepping: &'a Stepping,
-    sandbox: String,
-    _slot: OwnedSemaphorePermit,
-}
-
-impl Drop for Claim<'_> {
-    fn drop(&mut self) {
-        self.stepping.set().remove(&self.sandbox);
-    }
-}
 
 /// A command the current pause cannot take, by stable code (the server words it).
 fn refused(code: &str) -> Message {
@@ -108,7 +59,7 @@ struct Hold<'a, const N: usize> {
     _claim: Claim<'a>,
     local: sandbox_lock::LocalGuard,
     conn: sqlx::PgConnection,
-    before: crate::outcome::Snapshot,
+    before: crate::snapshot::Snapshot,
     /// PostgreSQL's text of each payload passed in (`None`: it refuses the cast).
     stored_payloads: [Option<String>; N],
 }
@@ -122,18 +73,7 @@ impl Lab {
         relay: Option<&super::wire_fault::Relay>,
         payloads: [&str; N],
     ) -> Result<Hold<'_, N>, LabError> {
-        let stepping = &self.inner.stepping;
-        let slot = Arc::clone(&stepping.slots)
-            .try_acquire_owned()
-            .map_err(|_| LabError::StepLimit)?;
-        if !stepping.set().insert(sandbox.to_string()) {
-            return Err(LabError::StepBusy);
-        }
-        let claim = Claim {
-            stepping,
-            sandbox: sandbox.to_string(),
-            _slot: slot,
-        };
+        let claim = self.inner.stepping.claim(sandbox)?;
         // While the learner thinks, the run holds one connection: the held one, which also
         // holds the sandbox's lock (no connection of the lock pool waits beside it).
         let local = self.local_lock(sandbox).await;
@@ -177,7 +117,7 @@ impl Lab {
         prediction: &crate::prediction::Prediction,
         commands: &mut mpsc::Receiver<Command>,
         out: &mpsc::Sender<Message>,
-    ) -> Result<crate::outcome::Report, LabError> {
+    ) -> Result<crate::report::Report, LabError> {
         let relay = match self.start_relay(None).await {
             Ok(relay) => Some(relay),
             Err(LabError::RelayUnsupported) => None,
@@ -217,7 +157,7 @@ impl Lab {
         prediction: &crate::prediction::Prediction,
         commands: &mut mpsc::Receiver<Command>,
         out: &mpsc::Sender<Message>,
-    ) -> Result<crate::outcome::Report, LabError> {
+    ) -> Result<crate::report::Report, LabError> {
         let Hold {
             _claim,
             local,
@@ -311,14 +251,14 @@ impl Lab {
         mut conn: sqlx::PgConnection,
         relay: Option<super::wire_fault::Relay>,
         local: sandbox_lock::LocalGuard,
-        before: crate::outcome::Snapshot,
+        before: crate::snapshot::Snapshot,
         stored_payload: Option<&str>,
         sandbox: &SchemaName,
         spec: &AttemptSpec,
         prediction: &crate::prediction::Prediction,
         commands: &mut mpsc::Receiver<Command>,
         out: &mpsc::Sender<Message>,
-    ) -> Result<crate::outcome::Report, LabError> {
+    ) -> Result<crate::report::Report, LabError> {
         let mut trace = Tracer::new();
         let mut held = Held::new(
             self,
@@ -335,7 +275,7 @@ impl Lab {
             sandbox,
         };
         let mut attempted =
-            attempt::run_function(&mut conn, place, spec, &mut held, &mut trace).await?;
+            ticket_function::run_function(&mut conn, place, spec, &mut held, &mut trace).await?;
         let (ended, _) = held.ended();
         let ended_at = match ended {
             PausePoint::Ticket(point) => point,
@@ -392,7 +332,7 @@ impl Lab {
             for p in &expected.possible {
                 let (rows, state) = model::other_writer(&p.state);
                 if Some(rows) == w.rows {
-                    modelled.possible.push(crate::outcome::Possible {
+                    modelled.possible.push(crate::report::Possible {
                         outcome: p.outcome,
                         state,
                     });

@@ -8,14 +8,14 @@ use sqlx::Connection;
 use tokio::task::JoinHandle;
 
 use crate::catalog::Step;
-use crate::outcome::{Actor, Lane, TxState};
-use crate::step::{Waiter, WaiterState};
+use crate::sql_trace::{Actor, Lane, TxState};
+use crate::stepped::{Waiter, WaiterState};
 
-use super::super::attempt::GUARDED_UPDATE;
 use super::super::error::{LabError, sqlstate};
 use super::super::names::SchemaName;
 use super::super::publisher;
 use super::super::runner::Lab;
+use super::super::ticket_statements::GUARDED_UPDATE;
 use super::super::trace::{Tracer, answer_of, done, rows};
 
 /// What the second session does.
@@ -224,7 +224,7 @@ async fn enter_second<'c>(
         Actor::Playground,
         ENTER,
         &[sandbox.as_str(), &lock_ms, &statement_ms],
-        crate::outcome::Answer::Values {
+        crate::sql_trace::Answer::Values {
             values: vec![pid.to_string()],
         },
         TxState::Open,
@@ -272,7 +272,7 @@ impl Second<'_> {
             actor,
             &sql,
             &[],
-            crate::outcome::Answer::Values { values },
+            crate::sql_trace::Answer::Values { values },
             TxState::Open,
         );
         for row in &rows {

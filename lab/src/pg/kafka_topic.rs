@@ -7,11 +7,11 @@ use sqlx::{Acquire, PgConnection, PgPool};
 use crate::broker::parse_event;
 use crate::catalog::names::TICKET_ID;
 use crate::catalog::{ConsumerCrash, PausePoint, Scenario, Step};
-use crate::outcome::{Actor, Answer, Sent, TxState};
+use crate::sql_trace::{Actor, Answer, Sent, TxState};
 
-use super::attempt::{Go, Here, Pauses, Planned};
 use super::error::LabError;
 use super::names::SchemaName;
+use super::pauses::{Go, Here, Pauses, Planned};
 use super::sandbox_tx;
 use super::trace::{Tracer, done, rows};
 

@@ -1,28 +1,26 @@
 //! The lesson's transaction: BEGIN → guarded UPDATE → INSERT outbox → COMMIT, all through one
 //! transaction handle (`tx`), with the crash points as named stops between the steps. The
 //! classic mistakes are real code paths here too: a statement through the pool instead of
-//! `tx`, a missing guard, `ON CONFLICT DO NOTHING`. Trace A lives in [`super::naive`].
+//! `tx`, a missing guard, `ON CONFLICT DO NOTHING`. Trace A lives in `naive`; the
+//! statements both share in `ticket_statements`, the pause hook in `pauses`.
 
-use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
+use sqlx::{Connection, PgConnection, Postgres, Transaction};
 
 use crate::catalog::{CrashPoint, Mistake, Mode, OutcomeId, PausePoint, Step, names::TICKET_ID};
 use crate::input::AttemptSpec;
-use crate::outcome::{Actor, Answer, TxState};
+use crate::sql_trace::{Actor, Answer, TxState};
 
-use super::error::{LabError, is_connection_failure, sqlstate};
+use super::error::{LabError, sqlstate};
+use super::naive::naive_steps;
 use super::names::SchemaName;
+use super::pauses::{Go, Here, Pauses, Planned};
 use super::sandbox_tx;
-use super::trace::{Tracer, answer_of, done, rows};
+use super::ticket_statements::{
+    GUARDED_UPDATE, INSERT_OUTBOX, INSERT_OUTBOX_DO_NOTHING, Place, Stop, UNGUARDED_UPDATE, commit,
+    statement,
+};
+use super::trace::{Tracer, done};
 
-/// Step 1: change the status only if the ticket is still open.
-pub const GUARDED_UPDATE: &str =
-    "UPDATE tickets SET status = 'resolved' WHERE id = $1 AND status = 'open'";
-/// The mistake `unguarded_update`: no `AND status = 'open'`.
-pub const UNGUARDED_UPDATE: &str = "UPDATE tickets SET status = 'resolved' WHERE id = $1";
-/// Step 2: the durable intent to publish, in the same transaction.
-pub const INSERT_OUTBOX: &str = "INSERT INTO outbox (event_id, aggregate_id, payload, published_at) VALUES ($1, $2, $3::jsonb, NULL)";
-/// The mistake `on_conflict_do_nothing`: a replayed event_id is silently skipped.
-pub const INSERT_OUTBOX_DO_NOTHING: &str = "INSERT INTO outbox (event_id, aggregate_id, payload, published_at) VALUES ($1, $2, $3::jsonb, NULL) ON CONFLICT (event_id) DO NOTHING";
 /// The playground's plumbing inside the transaction: point the lesson's unqualified table
 /// names at the learner's sandbox, and note the backend and transaction ids (the first to
 /// prove a crash's backend is gone, the second for reconciliation).
@@ -32,99 +30,12 @@ pub const ENTER_SANDBOX: &str =
 /// (at the first write), so it does not force one.
 pub const ENTER_SANDBOX_LAZY_XID: &str = "SELECT set_config('search_path', $1, true), pg_backend_pid(), COALESCE(pg_current_xact_id_if_assigned()::text, '')";
 
-/// What happens at a pause of the function (a crash point of its mode).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Go {
-    /// The next statement runs.
-    On,
-    /// The process dies here.
-    Die,
-}
-
-/// A pause as a scenario's code reaches it: the crash point, and the step that runs next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Here {
-    pub point: PausePoint,
-    /// `None` when the code would simply return.
-    pub next: Option<Step>,
-}
-
-impl Here {
-    /// A pause of the ticket function in `mode`.
-    pub fn ticket(mode: Mode, point: CrashPoint) -> Here {
-        Here {
-            point: PausePoint::Ticket(point),
-            next: mode.step_after(point),
-        }
-    }
-}
-
-/// Holds a scenario's code at its pauses — the ticket function's, the publisher's and the
-/// consumer's alike. The one-shot run decides up front ([`Planned`]); the stepper asks the
-/// learner.
-pub trait Pauses: Send {
-    /// Called at each crash point the code reaches, in order (the publisher's and the
-    /// consumer's once per row or event). `conn` is the scenario's connection while its
-    /// transaction is open (`None` otherwise).
-    fn at(
-        &mut self,
-        here: Here,
-        conn: Option<&mut PgConnection>,
-        trace: &mut Tracer,
-    ) -> impl std::future::Future<Output = Result<Go, LabError>> + Send;
-
-    /// Whether BEGIN forces a transaction id at once (the one-shot run notes it for
-    /// reconciliation); the stepper lets PostgreSQL assign it at the first write.
-    fn forces_xid(&self) -> bool {
-        true
-    }
-}
-
-/// The one-shot run: the process dies the first time it reaches the chosen crash point,
-/// nowhere else.
-pub struct Planned(pub PausePoint);
-
-impl Pauses for Planned {
-    async fn at(
-        &mut self,
-        here: Here,
-        _conn: Option<&mut PgConnection>,
-        _trace: &mut Tracer,
-    ) -> Result<Go, LabError> {
-        Ok(if here.point == self.0 {
-            Go::Die
-        } else {
-            Go::On
-        })
-    }
-}
-
-/// Where the lesson's function stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// The function returned with this outcome; the connection is healthy.
-    Returned(OutcomeId),
-    /// The process dies here. The caller must kill the connection without a ROLLBACK or a
-    /// goodbye, so that PostgreSQL itself deals with whatever is open.
-    Crash(OutcomeId),
-    /// COMMIT was sent and no answer came: the outcome is unknown.
-    CommitUnanswered,
-}
-
 /// The stop, plus the ids noted inside the transaction.
 #[derive(Debug, Clone)]
 pub struct Attempted {
     pub stop: Stop,
     pub backend_pid: i32,
     pub xid: String,
-}
-
-/// Where an attempt runs: the learner's sandbox, and the pool that statements outside the
-/// transaction (the mistakes, the simulated broker) go through.
-#[derive(Clone, Copy)]
-pub struct Place<'a> {
-    pub pool: &'a PgPool,
-    pub sandbox: &'a SchemaName,
 }
 
 /// Runs the attempt's function on `conn`, dying where `spec.crash` says, and records every
@@ -172,7 +83,7 @@ pub async fn run_function<P: Pauses>(
     let stop = match spec.mode {
         Mode::Outbox => outbox_steps(tx, place, spec, pauses, trace).await?,
         Mode::Naive | Mode::NaivePublishFirst => {
-            super::naive::naive_steps(tx, place, spec, pauses, trace).await?
+            naive_steps(tx, place, spec, pauses, trace).await?
         }
     };
     Ok(Attempted {
@@ -223,64 +134,6 @@ pub fn insert_refusal(err: &sqlx::Error) -> OutcomeId {
         Some("23505") => OutcomeId::InsertConflict,
         Some(code) if code.starts_with("22") => OutcomeId::InvalidPayload,
         _ => OutcomeId::InsertFailed,
-    }
-}
-
-/// A statement's result: rows affected, or PostgreSQL's refusal (the connection is fine).
-type StatementResult = Result<u64, sqlx::Error>;
-
-/// Runs one statement of the function, through `tx` or — the mistake — through the pool in a
-/// transaction of its own that commits at once.
-pub(super) async fn statement(
-    tx: &mut Transaction<'_, Postgres>,
-    outside: bool,
-    place: Place<'_>,
-    sql: &'static str,
-    params: &[&str],
-    trace: &mut Tracer,
-) -> Result<StatementResult, LabError> {
-    let bind = |mut q: sqlx::query::Query<'static, Postgres, sqlx::postgres::PgArguments>| {
-        for p in params {
-            q = q.bind((*p).to_owned());
-        }
-        q
-    };
-    if !outside {
-        let result = bind(sqlx::query(sql)).execute(&mut **tx).await;
-        return finish_statement(result, Actor::Service, sql, params, trace);
-    }
-    let mut own = sandbox_tx::begin(place.pool, place.sandbox, Actor::ServicePool, trace).await?;
-    let result = bind(sqlx::query(sql)).execute(&mut *own).await;
-    let result = finish_statement(result, Actor::ServicePool, sql, params, trace)?;
-    match &result {
-        Ok(_) => sandbox_tx::commit(own, Actor::ServicePool, trace).await?,
-        Err(_) => sandbox_tx::rollback(own, Actor::ServicePool, trace).await?,
-    }
-    Ok(result)
-}
-
-fn finish_statement(
-    result: Result<sqlx::postgres::PgQueryResult, sqlx::Error>,
-    actor: Actor,
-    sql: &str,
-    params: &[&str],
-    trace: &mut Tracer,
-) -> Result<StatementResult, LabError> {
-    match result {
-        Ok(r) => {
-            trace.sql(actor, sql, params, rows(r.rows_affected()), TxState::Open);
-            Ok(Ok(r.rows_affected()))
-        }
-        Err(err) if matches!(err, sqlx::Error::Database(_)) => {
-            let state = if actor == Actor::Service {
-                TxState::Failed
-            } else {
-                TxState::Open
-            };
-            trace.sql(actor, sql, params, answer_of(&err), state);
-            Ok(Err(err))
-        }
-        Err(err) => Err(LabError::from_sqlx(err)),
     }
 }
 
@@ -390,29 +243,4 @@ async fn outbox_steps<P: Pauses>(
     } else {
         OutcomeId::CommittedSilently
     }))
-}
-
-/// Sends COMMIT; `Some(stop)` when no answer came.
-pub async fn commit(
-    tx: Transaction<'_, Postgres>,
-    trace: &mut Tracer,
-) -> Result<Option<Stop>, LabError> {
-    trace.enter(Step::Commit);
-    match tx.commit().await {
-        Ok(()) => {
-            trace.sql(Actor::Service, "COMMIT", &[], done(), TxState::Committed);
-            Ok(None)
-        }
-        Err(err) if is_connection_failure(&err) => {
-            trace.sql(
-                Actor::Service,
-                "COMMIT",
-                &[],
-                answer_of(&err),
-                TxState::Unknown,
-            );
-            Ok(Some(Stop::CommitUnanswered))
-        }
-        Err(err) => Err(LabError::from_sqlx(err)),
-    }
 }

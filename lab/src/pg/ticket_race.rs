@@ -9,14 +9,14 @@ use sqlx::{PgPool, Postgres, Transaction};
 use crate::catalog::{Mistake, OutcomeId, Step, names::TICKET_ID};
 use crate::input::{AttemptSpec, Mistakes};
 use crate::model;
-use crate::outcome::{Actor, Answer, Lane, LockWaitSeen, Sent, TxState};
+use crate::report::LockWaitSeen;
+use crate::sql_trace::{Actor, Answer, Lane, Sent, TxState};
 
-use super::attempt::{
-    GUARDED_UPDATE, INSERT_OUTBOX, UNGUARDED_UPDATE, begin_in_sandbox, insert_refusal,
-};
 use super::error::LabError;
 use super::names::SchemaName;
 use super::sandbox_tx;
+use super::ticket_function::{begin_in_sandbox, insert_refusal};
+use super::ticket_statements::{GUARDED_UPDATE, INSERT_OUTBOX, UNGUARDED_UPDATE};
 use super::trace::{Tracer, answer_of, done, rows};
 
 /// What the race did.

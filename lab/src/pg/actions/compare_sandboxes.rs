@@ -4,8 +4,8 @@
 use crate::catalog::{CommitFate, Setup};
 use crate::compare;
 use crate::input::AttemptSpec;
-use crate::outcome::{CompareReport, Report};
 use crate::prediction::Prediction;
+use crate::report::{CompareReport, Report};
 
 use super::super::budget::Needs;
 use super::super::error::LabError;
