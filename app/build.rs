@@ -6,7 +6,7 @@
 use leptos_i18n_build::{Config, ParseOptions, TranslationsInfos};
 use outbox_lab::catalog::{
     CommitFate, ConsumerCrash, CrashPoint, Difference, FailureRow, Mistake, Mode, OutcomeId,
-    PublisherCrash, Setup,
+    PublisherCrash, Setup, Stage,
 };
 use std::error::Error;
 use std::fmt::Write as _;
@@ -133,6 +133,14 @@ fn lookups() -> Vec<Lookup> {
             ],
             shape: Array,
         },
+        one(
+            "A place on the after-COMMIT strip.",
+            "stage_name",
+            "Stage",
+            Stage::VARIANTS,
+            ids(Stage::ALL, Stage::id),
+            &["after.step_{id}"],
+        ),
         one(
             "A commit fate's name.",
             "fate_label",

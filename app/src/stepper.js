@@ -197,10 +197,11 @@
     document.querySelectorAll(".strip [data-held], .after-strip [data-held]").forEach(function (el) {
       el.removeAttribute("data-held");
     });
-    var node = { publisher: "publisher", consumer: "consumer" }[scenario];
-    var mark = node
-      ? document.querySelector('.after-strip [data-node="' + node + '"] .after-mark[data-mark="' + at + '"]')
-      : document.querySelector('.strip label.mark[data-mark="' + at + '"]');
+    // The after-COMMIT strip says which stage runs which scenario (data-runs).
+    var mark =
+      scenario === "ticket"
+        ? document.querySelector('.strip label.mark[data-mark="' + at + '"]')
+        : document.querySelector('.after-strip [data-runs="' + scenario + '"] .after-mark[data-mark="' + at + '"]');
     if (mark) mark.setAttribute("data-held", "true");
   }
 })();

@@ -7,7 +7,7 @@
 use leptos_i18n::td_string;
 use outbox_lab::catalog::{
     ActionKind, CommitFate, ConsumerCrash, CrashPoint, Difference, FailureRow, Mistake, Mode,
-    OutcomeId, PublisherCrash, Setup,
+    OutcomeId, PausePoint, PublisherCrash, Setup, Stage,
 };
 use outbox_lab::sql_trace::{Actor, TxState};
 
@@ -16,6 +16,24 @@ use crate::i18n::Locale;
 // The lookups of catalogue values whose texts follow their ids (`crash.{id}.label`, …),
 // written by build.rs from the catalogue.
 include!(concat!(env!("OUT_DIR"), "/catalogue_texts.rs"));
+
+/// The name of the crash point a run is held or died at, as its scenario's form calls it.
+pub fn pause_label(l: Locale, point: PausePoint) -> &'static str {
+    match point {
+        PausePoint::Ticket(c) => crash_label(l, c),
+        PausePoint::Publisher(c) => publisher_crash_text(l, c).1,
+        PausePoint::Consumer(c) => consumer_crash_text(l, c).1,
+    }
+}
+
+/// A crash point's short mark on a strip.
+pub fn pause_mark(l: Locale, point: PausePoint) -> &'static str {
+    match point {
+        PausePoint::Ticket(c) => crash_label(l, c),
+        PausePoint::Publisher(c) => publisher_crash_text(l, c).0,
+        PausePoint::Consumer(c) => consumer_crash_text(l, c).0,
+    }
+}
 
 /// A wrong way's name: a mode, or its mistakes joined.
 pub fn way_label(l: Locale, mode: Mode, mistakes: &[Mistake]) -> String {

@@ -136,6 +136,67 @@ catalogue_enum! {
     }
 }
 
+catalogue_enum! {
+    /// Where an event goes after the ticket function's COMMIT, in order: the after-COMMIT
+    /// strip's places.
+    pub enum Stage {
+        /// The service starts again: the outbox holds all that is left of its intentions.
+        Restart = "restart",
+        /// The publisher locks unpublished rows, sends them and marks them.
+        Publisher = "publisher",
+        /// The topic, tickets.status.v1.
+        Kafka = "kafka",
+        /// The History consumer applies each event and commits its offset.
+        Consumer = "consumer",
+        /// The History projection.
+        History = "history",
+    }
+}
+
+impl Stage {
+    /// The scenario whose code runs at this stage, and so can die there.
+    pub const fn runs(self) -> Option<Scenario> {
+        match self {
+            Stage::Publisher => Some(Scenario::Publisher),
+            Stage::Consumer => Some(Scenario::Consumer),
+            Stage::Restart | Stage::Kafka | Stage::History => None,
+        }
+    }
+}
+
+impl Scenario {
+    /// The stages a run of this scenario passes through (the ticket function's run ends at
+    /// its COMMIT, before any of them).
+    pub const fn stages(self) -> &'static [Stage] {
+        match self {
+            Scenario::Ticket => &[],
+            Scenario::Publisher => &[Stage::Restart, Stage::Publisher, Stage::Kafka],
+            Scenario::Consumer => &[Stage::Kafka, Stage::Consumer, Stage::History],
+        }
+    }
+
+    /// The places this scenario's code may die, in the order it reaches them ("no crash",
+    /// where a run ends, is not one).
+    pub fn crash_points(self) -> Vec<PausePoint> {
+        let end = PausePoint::end_of(self);
+        let all: Vec<PausePoint> = match self {
+            Scenario::Ticket => CrashPoint::ALL
+                .iter()
+                .map(|&c| PausePoint::Ticket(c))
+                .collect(),
+            Scenario::Publisher => PublisherCrash::ALL
+                .iter()
+                .map(|&c| PausePoint::Publisher(c))
+                .collect(),
+            Scenario::Consumer => ConsumerCrash::ALL
+                .iter()
+                .map(|&c| PausePoint::Consumer(c))
+                .collect(),
+        };
+        all.into_iter().filter(|&p| p != end).collect()
+    }
+}
+
 /// A pause of a scenario: one of its crash points, where a one-shot run may die and a stepped
 /// run waits for the learner. In JSON: `"scenario": "publisher", "at": "after_send"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

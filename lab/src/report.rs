@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{ActionKind, ConsumerCrash, Difference, OutcomeId, PublisherCrash, Setup};
+use crate::catalog::{
+    ActionKind, ConsumerCrash, Difference, OutcomeId, PausePoint, PublisherCrash, Scenario, Setup,
+};
 use crate::input::AttemptSettings;
 use crate::prediction::Judgement;
 use crate::quest::seen::QuestSeen;
@@ -87,6 +89,34 @@ pub enum AfterCommitRun {
     },
 }
 
+impl AfterCommitRun {
+    /// The scenario that ran.
+    pub const fn scenario(&self) -> Scenario {
+        match self {
+            AfterCommitRun::Publisher { .. } | AfterCommitRun::PublishRace { .. } => {
+                Scenario::Publisher
+            }
+            AfterCommitRun::Consumer { .. } => Scenario::Consumer,
+        }
+    }
+
+    /// Where the run died: its crash point, when the run's `outcome` is that crash's (a crash
+    /// point the run never reached, e.g. with nothing to publish, did not fire).
+    pub fn died_at(&self, outcome: Option<OutcomeId>) -> Option<PausePoint> {
+        let (point, died) = match *self {
+            AfterCommitRun::Publisher { crash, .. } => {
+                (PausePoint::Publisher(crash), Some(crash.outcome()))
+            }
+            AfterCommitRun::Consumer { crash, .. } => {
+                (PausePoint::Consumer(crash), crash.outcome())
+            }
+            AfterCommitRun::PublishRace { .. } => return None,
+        };
+        (point != PausePoint::end_of(self.scenario()) && died.is_some() && died == outcome)
+            .then_some(point)
+    }
+}
+
 /// The same crash point the outbox way and a wrong way, in two sandboxes of their own.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompareReport {
@@ -168,5 +198,32 @@ impl Report {
             after_commit: None,
             quests: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_died_only_where_its_outcome_says_so() {
+        let run = AfterCommitRun::Publisher {
+            crash: PublisherCrash::AfterSend,
+            sent: vec![],
+        };
+        assert_eq!(
+            run.died_at(Some(OutcomeId::PublisherCrashedAfterSend)),
+            Some(PausePoint::Publisher(PublisherCrash::AfterSend))
+        );
+        // Nothing to publish: the crash point was never reached.
+        assert_eq!(run.died_at(Some(OutcomeId::NothingToPublish)), None);
+        let consumed = AfterCommitRun::Consumer {
+            inbox: true,
+            crash: ConsumerCrash::None,
+            applied: vec![],
+            skipped: vec![],
+        };
+        assert_eq!(consumed.died_at(Some(OutcomeId::Consumed)), None);
+        assert_eq!(consumed.scenario(), Scenario::Consumer);
     }
 }

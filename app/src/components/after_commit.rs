@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use leptos_i18n::td_string;
-use outbox_lab::catalog::{ConsumerCrash, OutcomeId, PublisherCrash, PublisherRow, Scenario};
+use outbox_lab::catalog::{ConsumerCrash, PublisherCrash, PublisherRow, Scenario, Stage};
 use outbox_lab::prediction::Item;
 use outbox_lab::report::{AfterCommitRun, Report};
 
@@ -41,89 +41,68 @@ pub fn AfterCommit(report: Signal<Report>) -> impl IntoView {
     }
 }
 
-/// Restart → publisher → Kafka → consumer → History, with what the tables say at each.
+/// Restart → publisher → Kafka → consumer → History (the catalogue's stages), with what the
+/// tables say at each, the crash points of the scenario that runs there, and the last run's
+/// stages and the point it died at lit.
 fn strip(l: Locale, r: &Report) -> impl IntoView + use<> {
     let s = &r.snapshot;
-    let waiting = s.outbox.iter().filter(|o| o.published_at.is_none()).count();
-    let (publisher_crash, consumer_crash) = match &r.after_commit {
-        Some(AfterCommitRun::Publisher { crash, .. }) if r.outcome.is_some_and(died) => {
-            (Some(*crash), None)
-        }
-        Some(AfterCommitRun::Consumer { crash, .. }) if r.outcome.is_some_and(died) => {
-            (None, Some(*crash))
-        }
-        _ => (None, None),
-    };
-    let ran = |node: &str| match (&r.after_commit, node) {
-        (Some(AfterCommitRun::Publisher { .. } | AfterCommitRun::PublishRace { .. }), n) => {
-            n != "consumer" && n != "history"
-        }
-        (Some(AfterCommitRun::Consumer { .. }), n) => {
-            n == "kafka" || n == "consumer" || n == "history"
-        }
-        (None, _) => false,
-    };
-    let mark = move |lit: bool, id: &'static str, label: &'static str| {
-        view! {
-            <span class="after-mark" data-mark=id data-lit=lit.to_string()>
-                <span aria-hidden="true">"✕ "</span>
-                {label}
-            </span>
+    let ran = r.after_commit.as_ref().map(|run| run.scenario());
+    let died = r
+        .after_commit
+        .as_ref()
+        .and_then(|run| run.died_at(r.outcome));
+    let note = |stage: Stage| -> Option<String> {
+        let count = |n: usize| n.to_string();
+        match stage {
+            Stage::Restart => None,
+            Stage::Publisher => {
+                let waiting = s.outbox.iter().filter(|o| o.published_at.is_none()).count();
+                Some(td_string!(l, after.waiting_rows, count = count(waiting)).to_string())
+            }
+            Stage::Kafka => {
+                Some(td_string!(l, after.records, count = count(s.kafka.len())).to_string())
+            }
+            Stage::Consumer => Some(
+                td_string!(l, after.offset, offset = s.consumer_offset.to_string()).to_string(),
+            ),
+            Stage::History => {
+                Some(td_string!(l, after.lines, count = count(s.history.len())).to_string())
+            }
         }
     };
-    let count = |n: usize| n.to_string();
-    view! {
-        <ol class="after-strip" aria-label=td_string!(l, after.strip_label)>
-            <li class="node" data-node="restart" data-ran=ran("restart").to_string()>
-                <span class="node-name">{td_string!(l, after.step_restart)}</span>
-            </li>
-            <li class="node" data-node="publisher" data-ran=ran("publisher").to_string()>
-                <span class="node-name">{td_string!(l, after.step_publisher)}</span>
-                <span class="node-note">
-                    {td_string!(l, after.waiting_rows, count = count(waiting)).to_string()}
-                </span>
-                {PublisherCrash::ALL
-                    .iter()
-                    .filter(|c| **c != PublisherCrash::None)
-                    .map(|&c| mark(publisher_crash == Some(c), c.id(), texts::publisher_crash_text(l, c).0))
-                    .collect_view()}
-            </li>
-            <li class="node" data-node="kafka" data-ran=ran("kafka").to_string()>
-                <span class="node-name">{td_string!(l, after.step_kafka)}</span>
-                <span class="node-note">
-                    {td_string!(l, after.records, count = count(s.kafka.len())).to_string()}
-                </span>
-            </li>
-            <li class="node" data-node="consumer" data-ran=ran("consumer").to_string()>
-                <span class="node-name">{td_string!(l, after.step_consumer)}</span>
-                <span class="node-note">
-                    {td_string!(l, after.offset, offset = s.consumer_offset.to_string()).to_string()}
-                </span>
-                {ConsumerCrash::ALL
-                    .iter()
-                    .filter(|c| **c != ConsumerCrash::None)
-                    .map(|&c| mark(consumer_crash == Some(c), c.id(), texts::consumer_crash_text(l, c).0))
-                    .collect_view()}
-            </li>
-            <li class="node" data-node="history" data-ran=ran("history").to_string()>
-                <span class="node-name">{td_string!(l, after.step_history)}</span>
-                <span class="node-note">
-                    {td_string!(l, after.lines, count = count(s.history.len())).to_string()}
-                </span>
-            </li>
-        </ol>
-    }
-}
-
-fn died(o: OutcomeId) -> bool {
-    matches!(
-        o,
-        OutcomeId::PublisherCrashedBeforeSend
-            | OutcomeId::PublisherCrashedAfterSend
-            | OutcomeId::PublisherCrashedAfterMark
-            | OutcomeId::ConsumerCrashedAfterApply
-            | OutcomeId::ConsumerCrashedBeforeCommit
-    )
+    let nodes = Stage::ALL
+        .iter()
+        .map(|&stage| {
+            let marks = stage.runs().map(|scenario| {
+                scenario
+                    .crash_points()
+                    .into_iter()
+                    .map(|point| {
+                        view! {
+                            <span class="after-mark" data-mark=point.id() data-lit=(died == Some(point)).to_string()>
+                                <span aria-hidden="true">"✕ "</span>
+                                {texts::pause_mark(l, point)}
+                            </span>
+                        }
+                    })
+                    .collect_view()
+            });
+            let lit = ran.is_some_and(|sc| sc.stages().contains(&stage));
+            view! {
+                <li
+                    class="node"
+                    data-node=stage.id()
+                    data-runs=stage.runs().map(|sc| sc.id())
+                    data-ran=lit.to_string()
+                >
+                    <span class="node-name">{texts::stage_name(l, stage)}</span>
+                    {note(stage).map(|n| view! { <span class="node-note">{n}</span> })}
+                    {marks}
+                </li>
+            }
+        })
+        .collect_view();
+    view! { <ol class="after-strip" aria-label=td_string!(l, after.strip_label)>{nodes}</ol> }
 }
 
 /// What the last publisher or consumer run did, next to the buttons that ran it.
@@ -339,5 +318,79 @@ fn inbox_line(l: Locale, r: &Report) -> impl IntoView + use<> {
         <p class="action-hint" data-inbox=s.inbox.join(" ")>
             {td_string!(l, after.inbox_caption)} ": " {ids} " · " {offset}
         </p>
+    }
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::*;
+    use outbox_lab::catalog::{ActionKind, OutcomeId};
+
+    fn drawn(run: AfterCommitRun, outcome: OutcomeId) -> String {
+        let mut r = Report::of_snapshot(
+            String::new(),
+            ActionKind::Restart,
+            outbox_lab::model::initial_state(),
+        );
+        r.after_commit = Some(run);
+        r.outcome = Some(outcome);
+        Owner::new().with(|| strip(Locale::en, &r).to_html())
+    }
+
+    #[test]
+    fn the_strip_draws_every_stage_and_every_crash_point_of_the_catalogue() {
+        let html = drawn(
+            AfterCommitRun::Publisher {
+                crash: PublisherCrash::AfterSend,
+                sent: vec![],
+            },
+            OutcomeId::PublisherCrashedAfterSend,
+        );
+        for stage in Stage::ALL {
+            assert!(
+                html.contains(&format!("data-node=\"{}\"", stage.id())),
+                "{stage}"
+            );
+        }
+        for scenario in [Scenario::Publisher, Scenario::Consumer] {
+            for point in scenario.crash_points() {
+                assert!(
+                    html.contains(&format!("data-mark=\"{}\"", point.id())),
+                    "{point:?}"
+                );
+            }
+        }
+        assert!(
+            html.contains("data-mark=\"after_send\" data-lit=\"true\""),
+            "{html}"
+        );
+        assert_eq!(html.matches("data-lit=\"true\"").count(), 1);
+        // The publisher's run went through the restart, the publisher and Kafka only.
+        assert!(
+            html.contains("data-node=\"kafka\" data-ran=\"true\""),
+            "{html}"
+        );
+        assert!(
+            html.contains("data-node=\"history\" data-ran=\"false\""),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn a_consumer_that_did_not_die_lights_no_mark() {
+        let html = drawn(
+            AfterCommitRun::Consumer {
+                inbox: true,
+                crash: ConsumerCrash::None,
+                applied: vec![],
+                skipped: vec![],
+            },
+            OutcomeId::Consumed,
+        );
+        assert!(!html.contains("data-lit=\"true\""), "{html}");
+        assert!(
+            html.contains("data-runs=\"consumer\" data-ran=\"true\""),
+            "{html}"
+        );
     }
 }

@@ -7,7 +7,7 @@
 
 use leptos::prelude::*;
 use leptos_i18n::td_string;
-use outbox_lab::catalog::{PausePoint, names::TICKET_ID};
+use outbox_lab::catalog::names::TICKET_ID;
 use outbox_lab::snapshot::Snapshot;
 use outbox_lab::step::{LockRow, Pause};
 use outbox_lab::stepped::{Waiter, WaiterState};
@@ -38,15 +38,6 @@ pub fn draw(l: Locale, pause: &Pause) -> DrawnPause {
     }
 }
 
-/// The name of the crash point a run is held at, as its scenario's form calls it.
-pub fn point_label(l: Locale, point: PausePoint) -> &'static str {
-    match point {
-        PausePoint::Ticket(c) => texts::crash_label(l, c),
-        PausePoint::Publisher(c) => texts::publisher_crash_text(l, c).1,
-        PausePoint::Consumer(c) => texts::consumer_crash_text(l, c).1,
-    }
-}
-
 fn where_text(l: Locale, pause: &Pause) -> String {
     let next = match pause.next {
         Some(step) => format!(
@@ -59,7 +50,7 @@ fn where_text(l: Locale, pause: &Pause) -> String {
     format!(
         "{} {}. {next}",
         td_string!(l, stepper.paused),
-        point_label(l, pause.point)
+        texts::pause_label(l, pause.point)
     )
 }
 
@@ -261,7 +252,7 @@ pub fn pause_body(l: Locale, pause: Pause) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use outbox_lab::catalog::{CrashPoint, PublisherCrash, Step};
+    use outbox_lab::catalog::{CrashPoint, PausePoint, PublisherCrash, Step};
     use outbox_lab::step::Backend;
 
     fn pause(point: PausePoint, next: Option<Step>) -> Pause {
