@@ -7,6 +7,7 @@ use std::time::Duration;
 use sqlx::{Connection, PgConnection, PgPool};
 
 use crate::catalog::{ConsumerCrash, PausePoint, Step};
+use crate::report::AfterCommitRun;
 use crate::sql_trace::{Actor, Answer, Sent, TxState};
 
 use super::crash;
@@ -20,6 +21,18 @@ use super::trace::Tracer;
 pub struct Consumed {
     pub polled: Polled,
     pub died: Option<(ConsumerCrash, usize)>,
+}
+
+impl Consumed {
+    /// The run as its report names it, with the crash point it was run with.
+    pub fn into_run(self, inbox: bool, crash: ConsumerCrash) -> AfterCommitRun {
+        AfterCommitRun::Consumer {
+            inbox,
+            crash,
+            applied: self.polled.applied,
+            skipped: self.polled.skipped,
+        }
+    }
 }
 
 /// One consumer run on `conn`, a connection of its own; the offset goes through `pool`.

@@ -155,13 +155,7 @@ impl Lab {
         )
         .await?;
         let outcome = consumed_outcome(&before, &consumed, inbox);
-        let polled = consumed.polled;
-        let run = AfterCommitRun::Consumer {
-            inbox,
-            crash: crash_at,
-            applied: polled.applied,
-            skipped: polled.skipped,
-        };
+        let run = consumed.into_run(inbox, crash_at);
         self.finish_after_commit(
             lock,
             sandbox,

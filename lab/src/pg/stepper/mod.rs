@@ -191,13 +191,7 @@ impl Lab {
                 let outcome = super::actions::consumed_outcome(&before, &consumed, inbox);
                 let (point, event) = consumed.died.unwrap_or((ConsumerCrash::None, 0));
                 let c = crate::broker::consume_until(&before, inbox, point, event);
-                let polled = consumed.polled;
-                let run = AfterCommitRun::Consumer {
-                    inbox,
-                    crash: point,
-                    applied: polled.applied,
-                    skipped: polled.skipped,
-                };
+                let run = consumed.into_run(inbox, point);
                 (ActionKind::Consume, outcome, c.outcome, c.state, run)
             }
         };
