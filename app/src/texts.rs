@@ -7,7 +7,7 @@
 use leptos_i18n::td_string;
 use outbox_lab::catalog::{
     ActionKind, CommitFate, ConsumerCrash, CrashPoint, Difference, FailureRow, Mistake, Mode,
-    OutcomeId, PausePoint, PublisherCrash, Setup, Stage,
+    OutcomeId, PausePoint, PublisherCrash, Reading, Setup, Stage,
 };
 use outbox_lab::sql_trace::{Actor, TxState};
 
@@ -112,47 +112,13 @@ pub enum Tone {
 
 impl Tone {
     pub fn of(outcome: Option<OutcomeId>) -> Tone {
-        match outcome {
-            None => Tone::Neutral,
-            Some(o) => match o {
-                OutcomeId::Committed
-                | OutcomeId::CommittedThenCrashed
-                | OutcomeId::ReconciledCommitted
-                | OutcomeId::NaivePublished
-                | OutcomeId::RetryCommitted
-                | OutcomeId::RaceOneWinner
-                | OutcomeId::Published
-                | OutcomeId::PublishRaceSkipped
-                | OutcomeId::PublishRaceWaited
-                | OutcomeId::Consumed
-                | OutcomeId::DuplicateSkipped => Tone::Committed,
-                OutcomeId::NothingToPublish | OutcomeId::NothingToConsume => Tone::Neutral,
-                OutcomeId::PublisherCrashedBeforeSend | OutcomeId::ConsumerCrashedBeforeCommit => {
-                    Tone::RolledBack
-                }
-                OutcomeId::PublisherCrashedAfterSend
-                | OutcomeId::PublisherCrashedAfterMark
-                | OutcomeId::ConsumerCrashedAfterApply => Tone::Unknown,
-                OutcomeId::CrashedAfterBegin
-                | OutcomeId::CrashedAfterUpdate
-                | OutcomeId::CrashedBeforeCommit
-                | OutcomeId::ReconciledNotCommitted => Tone::RolledBack,
-                OutcomeId::GuardRejected
-                | OutcomeId::InsertConflict
-                | OutcomeId::InvalidPayload
-                | OutcomeId::InsertFailed
-                | OutcomeId::RetryRefused
-                | OutcomeId::RaceNoWinner => Tone::Refused,
-                OutcomeId::CommitUnknown => Tone::Unknown,
-                OutcomeId::NaiveEventLost
-                | OutcomeId::NaivePhantomEvent
-                | OutcomeId::ChangeWithoutIntent
-                | OutcomeId::OrphanIntent
-                | OutcomeId::CommittedSilently
-                | OutcomeId::RetryDuplicated
-                | OutcomeId::RaceTwoWinners
-                | OutcomeId::DuplicateApplied => Tone::Broken,
-            },
+        match outcome.map(OutcomeId::reading) {
+            None | Some(Reading::Neutral) => Tone::Neutral,
+            Some(Reading::Committed) => Tone::Committed,
+            Some(Reading::RolledBack) => Tone::RolledBack,
+            Some(Reading::Refused) => Tone::Refused,
+            Some(Reading::Unknown) => Tone::Unknown,
+            Some(Reading::Broken) => Tone::Broken,
         }
     }
 

@@ -555,6 +555,69 @@ impl OutcomeId {
     }
 }
 
+catalogue_enum! {
+    /// How an outcome reads at a glance: what the learner's banner says first.
+    pub enum Reading {
+        /// The change is durable and everything that depends on it agrees.
+        Committed = "committed",
+        /// Nothing of it is left: the transaction rolled back.
+        RolledBack = "rolled_back",
+        /// PostgreSQL or the guard refused it.
+        Refused = "refused",
+        /// Nobody knows yet what happened (a lost reply, a send without its mark).
+        Unknown = "unknown",
+        /// The tables disagree with each other: the harm a wrong way does.
+        Broken = "broken",
+        /// Nothing ran.
+        Neutral = "neutral",
+    }
+}
+
+impl OutcomeId {
+    /// How this outcome reads at a glance.
+    pub const fn reading(self) -> Reading {
+        match self {
+            OutcomeId::Committed
+            | OutcomeId::CommittedThenCrashed
+            | OutcomeId::ReconciledCommitted
+            | OutcomeId::NaivePublished
+            | OutcomeId::RetryCommitted
+            | OutcomeId::RaceOneWinner
+            | OutcomeId::Published
+            | OutcomeId::PublishRaceSkipped
+            | OutcomeId::PublishRaceWaited
+            | OutcomeId::Consumed
+            | OutcomeId::DuplicateSkipped => Reading::Committed,
+            OutcomeId::NothingToPublish | OutcomeId::NothingToConsume => Reading::Neutral,
+            OutcomeId::PublisherCrashedBeforeSend | OutcomeId::ConsumerCrashedBeforeCommit => {
+                Reading::RolledBack
+            }
+            OutcomeId::PublisherCrashedAfterSend
+            | OutcomeId::PublisherCrashedAfterMark
+            | OutcomeId::ConsumerCrashedAfterApply => Reading::Unknown,
+            OutcomeId::CrashedAfterBegin
+            | OutcomeId::CrashedAfterUpdate
+            | OutcomeId::CrashedBeforeCommit
+            | OutcomeId::ReconciledNotCommitted => Reading::RolledBack,
+            OutcomeId::GuardRejected
+            | OutcomeId::InsertConflict
+            | OutcomeId::InvalidPayload
+            | OutcomeId::InsertFailed
+            | OutcomeId::RetryRefused
+            | OutcomeId::RaceNoWinner => Reading::Refused,
+            OutcomeId::CommitUnknown => Reading::Unknown,
+            OutcomeId::NaiveEventLost
+            | OutcomeId::NaivePhantomEvent
+            | OutcomeId::ChangeWithoutIntent
+            | OutcomeId::OrphanIntent
+            | OutcomeId::CommittedSilently
+            | OutcomeId::RetryDuplicated
+            | OutcomeId::RaceTwoWinners
+            | OutcomeId::DuplicateApplied => Reading::Broken,
+        }
+    }
+}
+
 impl PublisherCrash {
     /// What a publisher run that found rows amounts to when it dies here.
     pub const fn outcome(self) -> OutcomeId {

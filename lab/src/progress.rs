@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{FailureRow, OutcomeId, PublisherRow, Scenario};
+use crate::catalog::{ConsumerCrash, FailureRow, OutcomeId, PublisherRow, Scenario};
 
 /// What one outcome adds to the map: a failure-table row, a wrong way, a row of the
 /// publisher's failure table, or one of the ways a consumer run ends.
@@ -26,7 +26,7 @@ impl Found {
         if let Some(row) = outcome.publisher_row() {
             return Some(Found::Publisher(row));
         }
-        if CONSUMER_CASES.contains(&outcome) {
+        if consumer_cases().contains(&outcome) {
             return Some(Found::Consumer(outcome));
         }
         WRONG_WAYS
@@ -45,14 +45,18 @@ impl Found {
     }
 }
 
-/// The ways a consumer run that read records can end: what the consumer's map counts.
-pub const CONSUMER_CASES: &[OutcomeId] = &[
-    OutcomeId::Consumed,
-    OutcomeId::DuplicateSkipped,
-    OutcomeId::DuplicateApplied,
-    OutcomeId::ConsumerCrashedBeforeCommit,
-    OutcomeId::ConsumerCrashedAfterApply,
-];
+/// The ways a consumer run that read records can end: what the consumer's map counts. It
+/// applies each record once, skips a duplicate with its inbox or applies it again without,
+/// or dies at one of its crash points (each of which the catalogue gives an outcome).
+pub fn consumer_cases() -> Vec<OutcomeId> {
+    let mut cases = vec![
+        OutcomeId::Consumed,
+        OutcomeId::DuplicateSkipped,
+        OutcomeId::DuplicateApplied,
+    ];
+    cases.extend(ConsumerCrash::ALL.iter().filter_map(|c| c.outcome()));
+    cases
+}
 
 /// One scenario after COMMIT on the learner's map: its cases, and which were produced.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -202,7 +206,7 @@ impl Progress {
                 ScenarioMap::of(
                     Scenario::Consumer,
                     "consumer",
-                    CONSUMER_CASES.iter().map(|o| o.id()).collect(),
+                    consumer_cases().iter().map(|o| o.id()).collect(),
                     found,
                 ),
             ],
@@ -270,7 +274,7 @@ mod tests {
         assert_eq!(publisher.scenario, Scenario::Publisher);
         assert_eq!((publisher.explored.len(), publisher.cases.len()), (1, 3));
         assert_eq!(consumer.explored, ["duplicate_applied"]);
-        assert_eq!(consumer.cases.len(), CONSUMER_CASES.len());
+        assert_eq!(consumer.cases.len(), 5);
         // The ticket function's map counts only its own table.
         assert_eq!(p.explored, 0);
         assert_eq!(
