@@ -17,7 +17,9 @@ use crate::i18n::Locale;
 // written by build.rs from the catalogue.
 include!(concat!(env!("OUT_DIR"), "/catalogue_texts.rs"));
 
-/// The name of the crash point a run is held or died at, as its scenario's form calls it.
+/// The name of the crash point a run is held at, as its scenario's form calls it (the
+/// server draws the stepper's pauses).
+#[cfg(feature = "ssr")]
 pub fn pause_label(l: Locale, point: PausePoint) -> &'static str {
     match point {
         PausePoint::Ticket(c) => crash_label(l, c),
