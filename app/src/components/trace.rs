@@ -23,18 +23,26 @@ pub fn Trace(report: Signal<Report>) -> impl IntoView {
         }
         EitherOf3::C(table(l, trace))
     };
+    // A run after COMMIT is read from its strip, its outcome and the tables; its statements
+    // stay one click away, so that its view stays one page tall. The fold is the server's
+    // choice after every action (`data-fresh`), not the state before it.
+    let open = report.read_untracked().after_commit.is_none();
     view! {
         <section class="panel trace-panel" aria-labelledby="trace-heading">
-            <div class="panel-head">
-                <h2 id="trace-heading">{td_string!(l, trace.heading)}</h2>
+            <details class="trace-fold" open=open data-fresh>
+                // What the rows are, said beside the heading: folded, it says what is inside.
+                <summary>
+                    <h2 id="trace-heading">{td_string!(l, trace.heading)}</h2>
+                    " "
+                    <span class="trace-intro">{td_string!(l, trace.intro)}</span>
+                </summary>
                 // A plain checkbox: the style sheet unfolds the plumbing rows, no script needed.
                 <label class="choice inline show-plumbing">
                     <input type="checkbox" />
                     <span>{td_string!(l, trace.show_plumbing)}</span>
                 </label>
-            </div>
-            <p class="intro">{td_string!(l, trace.intro)}</p>
-            {steps}
+                {steps}
+            </details>
         </section>
     }
 }
