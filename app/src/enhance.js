@@ -56,6 +56,7 @@
         if (!fresh) throw new Error("no playground in the answer");
         swap(root, fresh);
         restoreFocus(root, focus);
+        if (form.classList.contains("after-form")) revealOutcome(root);
       })
       .catch(function () {
         window.location.reload();
@@ -132,6 +133,16 @@
     var opened = Array.prototype.map.call(root.querySelectorAll("details"), function (d) {
       return d.open;
     });
+    // The learner's view (the ticket function or after COMMIT) stays theirs: the server
+    // chose one for a page load, not for an answer to a form of the view they are in.
+    var view = root.querySelector("input[name=page_view]:checked");
+    var keep = view && fresh.querySelector('input[name=page_view][value="' + CSS.escape(view.value) + '"]');
+    if (keep) {
+      fresh.querySelectorAll("input[name=page_view]").forEach(function (r) {
+        r.toggleAttribute("checked", r === keep);
+        r.checked = r === keep;
+      });
+    }
     root.replaceChildren.apply(root, Array.prototype.slice.call(fresh.childNodes));
     // A fold marked data-fresh belongs to this answer alone (the predict-first tables): it
     // starts closed whatever stood at its place before.
@@ -147,6 +158,17 @@
     }
     // The embed tells its course page what the learner has explored (see pages/embed.rs).
     document.dispatchEvent(new Event("outbox-playground:swapped"));
+  }
+
+  // The answer to a form is the outcome panel. The ticket function's form sits right above
+  // it, and the page stays where the learner left it; the after-COMMIT forms sit a strip and
+  // a row of forms above it, where it would start below the window: there it is brought up
+  // to 40 % of the window, with the run's own result under it and the pressed button above.
+  function revealOutcome(root) {
+    var out = root.querySelector("section.outcome");
+    if (!out) return;
+    var top = out.getBoundingClientRect().top;
+    if (top > window.innerHeight * 0.75) window.scrollBy(0, top - window.innerHeight * 0.4);
   }
 
   // Remembers where keyboard focus was, as a selector that also finds it in the new page.

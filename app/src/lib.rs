@@ -2,8 +2,9 @@
 //! in the browser as an island, plus the server functions the forms post to. Texts come from `locales/*.json` through
 //! the generated `i18n` module.
 
-// Leptos' typed views nest deeply; the default limit is too small for the page.
-#![recursion_limit = "256"]
+// Leptos' typed views nest deeply; the default limit is too small for the page (its two
+// views' panels, each erased with `into_any`, still need more than 256).
+#![recursion_limit = "512"]
 
 pub mod api;
 pub mod api_error;

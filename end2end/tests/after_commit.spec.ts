@@ -1,7 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, Page, test } from "@playwright/test";
 import { Client } from "pg";
-import { LANGS, Lang, attempt, openHydrated, openPage, sandboxOf, text } from "./helpers";
+import { LANGS, Lang, attempt, openHydrated, openPage, sandboxOf, text, showView } from "./helpers";
 
 /** The topic, History, inbox and offset as PostgreSQL holds them, read with the test's own connection. */
 async function afterCommitState(schema: string) {
@@ -22,9 +22,8 @@ async function afterCommitState(schema: string) {
 }
 
 async function openAfterCommit(page: Page) {
-  const panel = page.locator("details#after-commit");
-  if ((await panel.getAttribute("open")) === null) await panel.locator(":scope > summary").click();
-  await expect(panel).toHaveAttribute("open", "");
+  await showView(page, "after_commit");
+  await expect(page.locator("#after-commit")).toBeVisible();
 }
 
 /** Fills one of the after-COMMIT forms and presses its button; waits for the run's result. */
@@ -36,7 +35,7 @@ async function run(page: Page, lang: Lang, form: string, fields: Record<string, 
   }
   await f.locator("button[type=submit]").click();
   await expect(page.locator(".after-result")).toHaveAttribute("data-outcome", outcome);
-  await expect(page.locator(".after-result > h3")).toContainText(text(lang, `outcome.${outcome}.title`));
+  await expect(page.locator("section.outcome .outcome-title")).toContainText(text(lang, `outcome.${outcome}.title`));
 }
 
 async function rungs(page: Page): Promise<string[]> {
@@ -166,4 +165,32 @@ for (const lang of LANGS) {
       await context.close();
     });
   }
+}
+
+for (const lang of LANGS) {
+  test(`at 1280×800 each one-shot run after COMMIT keeps the page short and its result in view (${lang})`, async ({ page }) => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await openHydrated(page, `/?lang=${lang}`);
+    await attempt(page, { crash: "none" }, "committed");
+    const runs: [string, Record<string, string>, string][] = [
+      ["restart", { crash: "after_send" }, "publisher_crashed_after_send"],
+      ["publish_race", { skip_locked: "off" }, "publish_race_waited"],
+      ["consume", { inbox: "off", crash: "none" }, "duplicate_applied"],
+    ];
+    for (const [form, fields, expected] of runs) {
+      await run(page, lang, form, fields, expected);
+      // Measured from the boxes the browser reports: the page, and the run's result where the
+      // learner is looking (the window scrolled as it was when they pressed the button).
+      const height = await page.evaluate(() => document.documentElement.scrollHeight);
+      expect(height, `${form}: page height`).toBeLessThanOrEqual(2000);
+      const panel = (await page.locator("section.outcome").boundingBox())!;
+      expect(panel.y, `${form}: the outcome starts in the viewport`).toBeGreaterThanOrEqual(0);
+      expect(panel.y + panel.height, `${form}: the outcome ends in the viewport`).toBeLessThanOrEqual(800);
+      const result = (await page.locator(".after-result").boundingBox())!;
+      expect(result.y + result.height, `${form}: the run's own result ends in the viewport`).toBeLessThanOrEqual(800);
+      // The pressed button is still on the screen.
+      const button = (await page.locator(`form[data-form="${form}"] button[type=submit]`).boundingBox())!;
+      expect(button.y, `${form}: the pressed button stays in view`).toBeGreaterThanOrEqual(0);
+    }
+  });
 }

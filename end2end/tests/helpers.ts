@@ -43,7 +43,15 @@ export interface AttemptOptions {
 }
 
 /** Fills the attempt form and presses "Resolve ticket-42"; waits for the outcome. */
+/** Shows one of the page's two views (the ticket function or after COMMIT), as a learner does: by its tab. */
+export async function showView(page: Page, view: "ticket" | "after_commit"): Promise<void> {
+  const radio = page.locator(`#view-${view}`);
+  if (!(await radio.isChecked())) await page.locator(`label.view-tab:has(#view-${view})`).click();
+  await expect(radio).toBeChecked();
+}
+
 export async function attempt(page: Page, opts: AttemptOptions, outcome: string): Promise<void> {
+  await showView(page, "ticket");
   await page.locator(`#attempt-form input[name="crash"][value="${opts.crash ?? "none"}"]`).check();
   if (opts.fate) await page.locator(`input[name="commit_fate"][value="${opts.fate}"]`).check();
   if (opts.payload !== undefined) {

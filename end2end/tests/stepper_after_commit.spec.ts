@@ -1,7 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, Page, test } from "@playwright/test";
 import { Client } from "pg";
-import { LANGS, Lang, attempt, openHydrated, sandboxOf, text } from "./helpers";
+import { LANGS, Lang, attempt, openHydrated, sandboxOf, text, showView } from "./helpers";
 
 /** A cell of the stepper's two-sided table. */
 function cell(page: Page, row: string, side: "inside" | "outside") {
@@ -9,9 +9,8 @@ function cell(page: Page, row: string, side: "inside" | "outside") {
 }
 
 async function openAfterCommit(page: Page) {
-  const panel = page.locator("details#after-commit");
-  if ((await panel.getAttribute("open")) === null) await panel.locator(":scope > summary").click();
-  await expect(panel).toHaveAttribute("open", "");
+  await showView(page, "after_commit");
+  await expect(page.locator("#after-commit")).toBeVisible();
 }
 
 async function held(page: Page, scenario: string, at: string) {

@@ -1,6 +1,7 @@
 //! What the learner does after an attempt: reconcile, let support reopen the ticket, race two
 //! requests, reset (or start over, forgetting the map too), compare. Plain forms under the outcome they act on; they need no
-//! WebAssembly, so they are server HTML outside the controls' island.
+//! WebAssembly, so they are server HTML outside the controls' island. Those that act on the
+//! ticket belong to the ticket function's view; reset and start over stand in both.
 
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
@@ -17,12 +18,12 @@ pub fn Actions() -> impl IntoView {
     let busy = td_string!(l, controls.busy);
     view! {
         <div class="actions" role="group" aria-label=td_string!(l, controls.actions_label)>
-            <form method="post" action=to(Reconcile::url())>
+            <form method="post" action=to(Reconcile::url()) class="for-ticket">
                 <button type="submit" aria-describedby="reconcile-hint" data-busy-label=busy>
                     {td_string!(l, controls.reconcile)}
                 </button>
             </form>
-            <form method="post" action=to(Reopen::url())>
+            <form method="post" action=to(Reopen::url()) class="for-ticket">
                 <button type="submit" aria-describedby="reopen-hint" data-busy-label=busy>
                     {td_string!(l, controls.reopen)}
                 </button>
@@ -37,7 +38,7 @@ pub fn Actions() -> impl IntoView {
                     {td_string!(l, prediction.start_over)}
                 </button>
             </form>
-            <form method="post" action=to(Race::url()) class="race-form">
+            <form method="post" action=to(Race::url()) class="race-form for-ticket">
                 <button type="submit" aria-describedby="race-hint" data-busy-label=busy>
                     {td_string!(l, controls.race)}
                 </button>
@@ -46,7 +47,7 @@ pub fn Actions() -> impl IntoView {
                     <span>{td_string!(l, controls.race_unguarded)}</span>
                 </label>
             </form>
-            <a class="compare-link" href="#compare-heading">
+            <a class="compare-link for-ticket" href="#compare-heading">
                 {td_string!(l, controls.compare_link)}
             </a>
         </div>

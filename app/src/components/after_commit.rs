@@ -1,7 +1,7 @@
 //! After COMMIT, previewed (lessons 8.3 and 8.4): the second strip — restart, publisher,
 //! Kafka, consumer, History — drawn from the sandbox's tables, what the last run did, the
-//! forms that run the publisher and the consumer, and the publisher's own failure table.
-//! Plain server HTML and plain forms: it needs no WebAssembly and works without JavaScript.
+//! forms that run the publisher and the consumer, and the publisher's own failure table: the
+//! panels of the page's after-COMMIT view (see `view_switch`). Plain server HTML and plain forms: it needs no WebAssembly and works without JavaScript.
 
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
@@ -15,17 +15,14 @@ use crate::i18n::*;
 use crate::links::ActionOrigin;
 use crate::texts;
 
+/// The view's head: what it previews, and the strip of stages drawn from the sandbox's tables.
 #[component]
-pub fn AfterCommit(report: Signal<Report>) -> impl IntoView {
+pub fn AfterCommitStrip(report: Signal<Report>) -> impl IntoView {
     let l = crate::locale::use_locale();
-    let origin = use_context::<ActionOrigin>().unwrap_or_default();
     let r = report.get_untracked();
-    let open = r.after_commit.is_some();
     view! {
-        <details class="after-commit" id="after-commit" open=open>
-            <summary>
-                <h2 id="after-heading">{td_string!(l, after.heading)}</h2>
-            </summary>
+        <section class="panel after-commit" id="after-commit" aria-labelledby="after-heading">
+            <h2 id="after-heading">{td_string!(l, after.heading)}</h2>
             <p class="action-hint">
                 <span class="badge">{td_string!(l, after.preview)}</span>
                 " "
@@ -33,11 +30,36 @@ pub fn AfterCommit(report: Signal<Report>) -> impl IntoView {
             </p>
             {strip(l, &r)}
             {inbox_line(l, &r)}
-            {last_run(l, &r)}
-            {forms(l, &origin)}
+        </section>
+    }
+}
+
+/// The three runs after COMMIT, side by side: the restart's publisher, two publishers at once,
+/// the consumer.
+#[component]
+pub fn AfterCommitForms() -> impl IntoView {
+    let l = crate::locale::use_locale();
+    let origin = use_context::<ActionOrigin>().unwrap_or_default();
+    forms(l, &origin)
+}
+
+/// What the last run after COMMIT did (nothing when the last action was another).
+#[component]
+pub fn AfterCommitResult(report: Signal<Report>) -> impl IntoView {
+    let l = crate::locale::use_locale();
+    last_run(l, &report.get_untracked())
+}
+
+/// The publisher's failure table, in the place the ticket function's stands in its view.
+#[component]
+pub fn PublisherFailures(report: Signal<Report>) -> impl IntoView {
+    let l = crate::locale::use_locale();
+    let r = report.get_untracked();
+    view! {
+        <section class="panel publisher-failures-panel" aria-labelledby="publisher-failures-heading">
             {publisher_table(l, &r)}
             <p class="action-hint">{td_string!(l, after.order_note)}</p>
-        </details>
+        </section>
     }
 }
 
@@ -105,11 +127,11 @@ fn strip(l: Locale, r: &Report) -> impl IntoView + use<> {
     view! { <ol class="after-strip" aria-label=td_string!(l, after.strip_label)>{nodes}</ol> }
 }
 
-/// What the last publisher or consumer run did, next to the buttons that ran it.
+/// What the last publisher or consumer run sent, applied or skipped, under the outcome panel
+/// that names its outcome.
 fn last_run(l: Locale, r: &Report) -> impl IntoView + use<> {
     let run = r.after_commit.clone()?;
     let outcome = r.outcome?;
-    let (title, body) = texts::outcome_text(l, outcome);
     let ids = |v: &[String]| {
         if v.is_empty() {
             td_string!(l, after.none).to_owned()
@@ -163,8 +185,8 @@ fn last_run(l: Locale, r: &Report) -> impl IntoView + use<> {
         .map(|j| crate::components::prediction::judgement(l, j));
     Some(view! {
         <div class="after-result" data-outcome=outcome.id() data-tone=tone role="status">
-            <h3>{td_string!(l, after.result_heading)} ": " {title}</h3>
-            <p>{body}</p>
+            // The outcome's title and body stand in the outcome panel just above.
+            <h3>{td_string!(l, after.result_heading)}</h3>
             <ul>{lines.into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}</ul>
             {judged}
         </div>
@@ -201,7 +223,7 @@ fn radio(
 fn forms(l: Locale, origin: &ActionOrigin) -> impl IntoView + use<> {
     let busy = td_string!(l, controls.busy);
     view! {
-        <div class="after-forms">
+        <div class="panel after-forms">
             <form method="post" action=origin.action_url(Restart::url()) class="after-form" data-form="restart">
                 <fieldset>
                     <legend>{td_string!(l, after.restart_legend)}</legend>
@@ -289,7 +311,7 @@ fn publisher_table(l: Locale, r: &Report) -> impl IntoView + use<> {
         })
         .collect_view();
     view! {
-        <h3 id="publisher-failures-heading">{td_string!(l, after.table_heading)}</h3>
+        <h2 id="publisher-failures-heading">{td_string!(l, after.table_heading)}</h2>
         <div class="table-wrap" tabindex="0">
             <table class="data failures stack publisher-failures" aria-labelledby="publisher-failures-heading">
                 <thead>

@@ -21,3 +21,4 @@ pub mod stepper;
 pub mod strip;
 pub mod tables;
 pub mod trace;
+pub mod view_switch;

@@ -1,4 +1,5 @@
-//! The playground page: controls, outcome, tables, trace, guarantee, failure table.
+//! The playground page: its two views (the ticket function, after COMMIT) and the panels
+//! they share: outcome, tables, trace, guarantee.
 
 use leptos::either::Either;
 use leptos::prelude::*;
@@ -15,6 +16,9 @@ use crate::api::{
     self, ApiError, Attempt, Consume, PublishRace, Race, Reconcile, Reopen, Reset, Restart,
 };
 use crate::components::actions::Actions;
+use crate::components::after_commit::{
+    AfterCommitForms, AfterCommitResult, AfterCommitStrip, PublisherFailures,
+};
 use crate::components::compare::ComparePanel;
 use crate::components::controls::Controls;
 use crate::components::error_line::ErrorNote;
@@ -24,6 +28,7 @@ use crate::components::header::Header;
 use crate::components::outcome::Outcome;
 use crate::components::tables::{OutsideTables, Tables};
 use crate::components::trace::Trace;
+use crate::components::view_switch::{PageView, VIEW_PARAM, view_switch};
 use crate::links::param;
 
 #[component]
@@ -55,6 +60,7 @@ pub fn Playground() -> impl IntoView {
         query.get(crate::components::quest::QUEST_PARAM).as_deref(),
     );
     let leave_quest = leave_quest_href(&query, in_embed_path());
+    let asked_view = query.get(VIEW_PARAM);
     // Inside an embed the frame's token travels in every form's address (see `links`).
     let in_embed = leptos_router::hooks::use_location()
         .pathname
@@ -100,7 +106,7 @@ pub fn Playground() -> impl IntoView {
                 };
                 // Erased: the whole page's view type is otherwise too deep for the compiler.
                 view! {
-                    <Panels report compare initial progress embed=in_embed autorun quests leave_quest />
+                    <Panels report compare initial progress embed=in_embed autorun quests leave_quest asked_view />
                 }
                 .into_any()
             }
@@ -221,6 +227,8 @@ fn Panels(
     quests: Vec<crate::quest_api::QuestEntry>,
     /// The same page without its quests.
     leave_quest: String,
+    /// The view the link asks for (`?view=`), if any.
+    asked_view: Option<String>,
 ) -> impl IntoView {
     let l = crate::locale::use_locale();
     let initial = initial.unwrap_or_else(|| AttemptSettings {
@@ -232,6 +240,7 @@ fn Panels(
         payload: names::PAYLOAD.to_owned(),
     });
     let trail = outbox_lab::trail::Trail::of(&report);
+    let page_view = PageView::chosen(asked_view.as_deref(), &report);
     let error = Signal::stored(refusal());
     let report = Signal::stored(report);
     let frame = use_context::<crate::links::ActionOrigin>().and_then(|o| o.frame_token);
@@ -241,7 +250,8 @@ fn Panels(
         r.action == ActionKind::Attempt && r.prediction.is_none() && !autorun
     };
     // Predict first: an attempt the learner did not predict keeps its tables folded until
-    // they choose to look (a <details>, so it works without JavaScript too).
+    // they choose to look (a <details>, so it works without JavaScript too). Predicting first
+    // folds Kafka and History too; otherwise they stand under the outcome.
     let (tables, outside) = if predict_first && unpredicted {
         let folded = view! {
             <details class="panel reveal" data-fresh>
@@ -251,24 +261,16 @@ fn Panels(
                 <OutsideTables report />
             </details>
         };
-        // Predicting first folds Kafka and History; the runs after COMMIT stay at hand.
-        let after = view! {
-            <div class="panel">
-                <crate::components::after_commit::AfterCommit report />
-            </div>
-        };
-        (Either::Left(folded), Some(Either::Left(after)))
+        (Either::Left(folded), None)
     } else {
-        // The publisher and the consumer fold under the tables they fill.
         let outside = view! {
             <div class="panel">
                 <OutsideTables report />
-                <crate::components::after_commit::AfterCommit report />
             </div>
         };
         (
             Either::Right(view! { <Tables report db_only=true /> }),
-            Some(Either::Right(outside)),
+            Some(outside),
         )
     };
     let message = progress_message(&progress, &report.get_untracked(), &quests);
@@ -280,29 +282,63 @@ fn Panels(
             view! { <crate::components::quest::QuestPanel entry report leave_href /> }
         })
         .collect();
-    view! {
-        {quest_panels}
-        <div class="workbench">
+    // Each panel belongs to the ticket function's view, to the after-COMMIT view, or to both
+    // (the outcome, the tables, the ladder, the trace): see `view_switch`. Each part is erased
+    // (`into_any`): the whole page's view type is otherwise too deep for the compiler.
+    let ticket_top = view! {
+        <div class="for-ticket">
             <Controls initial trail lang=crate::locale::id(l).to_owned() frame>
                 {crate::components::prediction::prediction_fields(l, predict_first)}
             </Controls>
             {crate::components::prediction::predict_first_form(predict_first)}
-            <crate::components::stepper::StepperPanel />
-            <div class="results">
-                <div class="results-side">
-                    <Outcome report error />
-                    <Actions />
-                    {outside}
+        </div>
+    }
+    .into_any();
+    let after_top = view! {
+        <div class="for-after-commit">
+            <AfterCommitStrip report />
+            <AfterCommitForms />
+        </div>
+    }
+    .into_any();
+    let results = view! {
+        <div class="results">
+            <div class="results-side">
+                <Outcome report error />
+                <div class="for-after-commit">
+                    <AfterCommitResult report />
                 </div>
-                <div class="results-main">
-                    {tables}
-                    <Guarantee report />
-                </div>
+                <Actions />
+                {outside}
+            </div>
+            <div class="results-main">
+                {tables}
+                <Guarantee report />
             </div>
         </div>
+    }
+    .into_any();
+    let failures = view! {
+        <div class="for-ticket">
+            <ComparePanel initial=compare />
+            <FailureTable report progress />
+        </div>
+        <div class="for-after-commit">
+            <PublisherFailures report />
+        </div>
+    }
+    .into_any();
+    view! {
+        {quest_panels}
+        {view_switch(l, page_view)}
+        <div class="workbench">
+            {ticket_top}
+            {after_top}
+            <crate::components::stepper::StepperPanel />
+            {results}
+        </div>
         <Trace report />
-        <ComparePanel initial=compare />
-        <FailureTable report progress />
+        {failures}
         <crate::components::share::ShareForm report />
         {message}
     }
